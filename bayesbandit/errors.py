@@ -1,0 +1,39 @@
+"""Exceptions raised by bayesbandit.
+
+Every exception derives from :class:`BayesBanditError`, and each also subclasses the builtin a
+caller would naturally catch (``ValueError`` for bad input, ``RuntimeError`` for a numerical
+failure), as scikit-learn's ``NotFittedError`` does.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BayesBanditError",
+    "InvalidInput",
+    "ModelSpecError",
+    "NotConverged",
+    "CheckpointError",
+]
+
+
+class BayesBanditError(Exception):
+    """Base class of every bayesbandit exception."""
+
+
+class InvalidInput(BayesBanditError, ValueError):
+    """A value passed to a public function is malformed: wrong shape, non-finite, out of support.
+
+    Raised before any state changes, so the caller's agent or history is left as it was.
+    """
+
+
+class ModelSpecError(BayesBanditError, ValueError):
+    """A NumPyro program breaks the reward-model contract (see :func:`bayesbandit.bind`)."""
+
+
+class NotConverged(BayesBanditError, RuntimeError):
+    """A numerical routine (Newton's method, a Cholesky factorisation) did not converge."""
+
+
+class CheckpointError(BayesBanditError, ValueError):
+    """A saved agent cannot be read: missing, truncated, or written by an unknown format."""

@@ -1,0 +1,101 @@
+"""The two storage forms of a bandit history, proven equal by the tests.
+
+* :class:`ArmHistory`: per-arm sufficient statistics (pull counts and reward sums) for a fixed
+  finite arm set. For likelihoods affine in ``y`` (see :mod:`bayesbandit.inference.bind`) the
+  rows ``(x_i, mean reward_i, weight n_i)`` give exactly the gradient and Hessian of the full
+  history, so a Newton step costs ``O(K d^2)`` however long the history is.
+* :class:`RowHistory`: a fixed-capacity buffer of ``(x, y, w)`` rows for contextual features or
+  non-affine likelihoods; weight 0 marks an empty row. It grows (outside jit) by doubling.
+
+Both expose ``rows() -> (x, y, w)`` for the potential and ``gram()`` for the unweighted design
+matrix ``G = sum_l x_l x_l^T``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from bayesbandit._typing import Array
+
+__all__ = ["ArmHistory", "RowHistory"]
+
+
+class ArmHistory(NamedTuple):
+    """Per-arm sufficient statistics for a fixed arm set."""
+
+    arms: Array  # (K, d) arm features
+    counts: Array  # (K,)  pulls per arm (float64, used as weights)
+    sums: Array  # (K,)  reward sums per arm
+
+    @classmethod
+    def create(cls, arms: Array) -> ArmHistory:
+        zeros = jnp.zeros(arms.shape[:1], dtype=arms.dtype)
+        return cls(arms, zeros, zeros)
+
+    def add(self, arm: Array, reward: Array) -> ArmHistory:
+        return self._replace(counts=self.counts.at[arm].add(1.0), sums=self.sums.at[arm].add(reward))
+
+    def rows(self) -> tuple[Array, Array, Array]:
+        means = self.sums / jnp.where(self.counts > 0, self.counts, 1.0)
+        return self.arms, means, self.counts
+
+    def gram(self) -> Array:
+        return (self.arms * self.counts[:, None]).T @ self.arms
+
+    @property
+    def num_obs(self) -> Array:
+        return jnp.sum(self.counts)
+
+
+class RowHistory(NamedTuple):
+    """A weighted row buffer of capacity ``C``."""
+
+    x: Array  # (C, d) features
+    y: Array  # (C,)  rewards
+    w: Array  # (C,)  weights, 0 = empty
+    size: Array  # ()  int32, rows written (may exceed C: see ``overflowed``)
+
+    @classmethod
+    def create(cls, capacity: int, d: int, dtype=jnp.float64) -> RowHistory:
+        return cls(
+            jnp.zeros((capacity, d), dtype),
+            jnp.zeros(capacity, dtype),
+            jnp.zeros(capacity, dtype),
+            jnp.asarray(0, jnp.int32),
+        )
+
+    @property
+    def capacity(self) -> int:
+        return self.y.shape[0]
+
+    def add(self, features: Array, reward: Array) -> RowHistory:
+        i = self.size
+        return RowHistory(
+            self.x.at[i].set(features, mode="drop"),
+            self.y.at[i].set(reward, mode="drop"),
+            self.w.at[i].set(1.0, mode="drop"),
+            self.size + 1,
+        )
+
+    def rows(self) -> tuple[Array, Array, Array]:
+        return self.x, self.y, self.w
+
+    def gram(self) -> Array:
+        return (self.x * self.w[:, None]).T @ self.x
+
+    def grow(self, capacity: int) -> RowHistory:
+        """A copy with a larger capacity (outside jit)."""
+        pad = capacity - self.capacity
+        return RowHistory(
+            jnp.pad(self.x, ((0, pad), (0, 0))), jnp.pad(self.y, (0, pad)), jnp.pad(self.w, (0, pad)), self.size
+        )
+
+    @property
+    def num_obs(self) -> Array:
+        return jnp.sum(self.w)
+
+    @property
+    def overflowed(self) -> Array:
+        return self.size > self.capacity

@@ -1,0 +1,123 @@
+"""Machinery shared by the GLM policies (GLM-TSL, GLM-FPL, GLM-UCB, UCB-GLM, epsilon-greedy).
+
+State holds the history (per-arm statistics when exact, else a row buffer), the MAP of the
+reward model's posterior warm-started from the previous round, and the Cholesky factor of the
+Hessian at that MAP. ``update`` runs the warm-started Newton solve once per round, so ``select``
+only samples, perturbs or scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.history import ArmHistory, RowHistory
+from bayesbandit.inference.bind import BoundModel, bound_for
+from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton
+from bayesbandit.policies._base import (
+    DEFAULT_CAPACITY,
+    PolicyInfo,
+    choose,
+    exploration_scores,
+    resolve_num_explore,
+    update_features,
+)
+
+__all__ = ["GLMState", "GLMPolicy"]
+
+
+class GLMState(NamedTuple):
+    """State of a GLM policy."""
+
+    history: ArmHistory | RowHistory
+    arms: Array | None  # (K, d) fixed arm set, or None for contextual features
+    fit: NewtonResult  # MAP theta (p,), Cholesky of the Hessian there (p, p), Newton info
+    t: Array  # () int32, rounds observed
+
+
+@dataclass(frozen=True)
+class GLMPolicy:
+    """Base of the GLM policies: ``init`` and ``update`` are shared, ``scores`` differs.
+
+    Fields shared by every GLM policy (keyword-only after ``model``): ``max_newton`` (cap on
+    Newton iterations per update), ``tol`` (Newton-decrement tolerance), ``num_explore``
+    (initial exploration rounds; ``None`` means ``d``) and ``obs_site``.
+    """
+
+    model: Any
+    _: KW_ONLY
+    max_newton: int = 20
+    tol: float = 1e-10
+    num_explore: int | None = None
+    obs_site: str = "y"
+
+    def bound(self, d: int) -> BoundModel:
+        """The reward model bound to ``d``-dimensional features."""
+        return bound_for(self.model, (d,), self.obs_site)
+
+    def _fit(self, bound: BoundModel, history, theta0: Array) -> NewtonResult:
+        x, y, w = history.rows()
+        return newton(lambda t: bound.potential(t, x, y, w), theta0, max_steps=self.max_newton, tol=self.tol)
+
+    def init(self, arms: Array | None = None, *, d: int | None = None, capacity: int | None = None) -> GLMState:
+        """Initial state: empty history, MAP = prior mode.
+
+        Parameters
+        ----------
+        arms : array, shape (K, d), optional
+            A fixed arm set. Per-arm sufficient statistics are kept when the likelihood is affine
+            in the reward (exact), else a row buffer of ``capacity`` rows.
+        d : int, optional
+            Feature dimension for contextual use (arms change every round; row buffer).
+        capacity : int, optional
+            Row-buffer capacity (``bayesbandit.Agent`` doubles it when full; under ``scan``
+            give the horizon).
+        """
+        if arms is not None:
+            arms = jnp.asarray(arms, dtype=jnp.float64)
+            d = arms.shape[1]
+        if d is None:
+            raise TypeError("init needs the arm set, init(arms), or the feature dimension, init(d=...).")
+        bound = self.bound(d)
+        if arms is not None and bound.is_affine:
+            history: ArmHistory | RowHistory = ArmHistory.create(arms)
+        else:
+            history = RowHistory.create(capacity or DEFAULT_CAPACITY, d)
+        fit = self._fit(bound, history, bound.init_theta())
+        return GLMState(history, None if isinstance(history, ArmHistory) else arms, fit, jnp.asarray(0, jnp.int32))
+
+    def update(self, state: GLMState, arm_or_features: Array, reward: Array) -> GLMState:
+        """Record one observation and refit the MAP (warm-started Newton).
+
+        Parameters
+        ----------
+        arm_or_features : int or array, shape (d,)
+            The arm index for a fixed arm set, else the pulled features.
+        reward : float
+        """
+        if isinstance(state.history, ArmHistory):
+            history = state.history.add(arm_or_features, reward)
+            d = state.history.arms.shape[1]
+        else:
+            history = state.history.add(update_features(state.arms, arm_or_features), reward)
+            d = state.history.x.shape[1]
+        fit = self._fit(self.bound(d), history, state.fit.theta)
+        return GLMState(history, state.arms, fit, state.t + 1)
+
+    def select(self, state: GLMState, arms: Array, key: PRNGKey) -> tuple[Array, PolicyInfo]:
+        """Choose an arm among ``arms`` (shape (K, d)); returns the index and a :class:`PolicyInfo`."""
+        arms = jnp.asarray(arms, dtype=jnp.float64)
+        key_scores, key_choice = jax.random.split(key)
+        bound = self.bound(arms.shape[1])
+        scores, theta, info = self.scores(state, arms, key_scores, bound)
+        exploring = state.t < resolve_num_explore(self.num_explore, arms.shape[1])
+        arm = choose(key_choice, scores, exploration_scores(state.history.gram(), arms), exploring)
+        return arm, PolicyInfo(scores, theta, exploring, info)
+
+    def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, Array, NewtonInfo]:
+        """Per-arm scores, the parameters behind them, and the Newton info (policy-specific)."""
+        raise NotImplementedError

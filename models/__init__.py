@@ -1,0 +1,8 @@
+"""The reward-model zoo: NumPyro programs ``model(x, y=None)`` ready for :func:`bayesbandit.bind`.
+
+Any NumPyro program following the same contract can be used in their place.
+"""
+
+from .glm import GLM, linear_gaussian, logistic, poisson, probit
+
+__all__ = ["GLM", "logistic", "probit", "poisson", "linear_gaussian"]
