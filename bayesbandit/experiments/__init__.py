@@ -1,0 +1,27 @@
+"""Named, reproducible experiments run by the ``bayesbandit run`` command.
+
+Each experiment is a module exposing ``DESCRIPTION`` (one line) and
+``run(out_dir, *, quick, runs, horizon, seed, progress) -> dict[str, pathlib.Path]`` that writes
+its plot (PNG), results (netCDF) and a markdown summary into ``out_dir`` and returns the paths
+it wrote. Modules are imported only when their experiment runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["EXPERIMENTS", "load_experiment"]
+
+EXPERIMENTS: dict[str, str] = {
+    "glm-logistic": "bayesbandit.experiments.glm_logistic",
+    "diagnostics-logistic": "bayesbandit.experiments.diagnostics_logistic",
+}
+
+
+def load_experiment(name: str) -> ModuleType:
+    """Import the module of experiment ``name`` (see :data:`EXPERIMENTS`)."""
+    try:
+        return importlib.import_module(EXPERIMENTS[name])
+    except KeyError:
+        raise KeyError(f"unknown experiment {name!r}; known: {sorted(EXPERIMENTS)}") from None
