@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._numerics import cho_solve, jittered_cholesky, random_argmax
-from bayesbandit._typing import Array, PRNGKey, PyTree
+from bayesbandit._typing import Array, ArrayLike, PRNGKey, PyTree
 from bayesbandit.inference.newton import NewtonInfo
 
 __all__ = ["Policy", "PolicyInfo", "register_policy"]
@@ -48,7 +48,7 @@ class PolicyInfo(NamedTuple):
 class Policy(Protocol):
     """The pure policy contract (see the module docstring)."""
 
-    def init(self, arms: Array | None = None, *, d: int | None = None, capacity: int | None = None) -> PyTree: ...
+    def init(self, arms: ArrayLike | None = None, *, d: int | None = None, capacity: int | None = None) -> PyTree: ...
 
     def select(self, state: PyTree, arms: Array, key: PRNGKey) -> tuple[Array, PolicyInfo]: ...
 

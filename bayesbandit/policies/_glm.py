@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._typing import Array, PRNGKey
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.history import ArmHistory, RowHistory
 from bayesbandit.inference.bind import BoundModel, bound_for
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton
@@ -63,7 +63,7 @@ class GLMPolicy:
         x, y, w = history.rows()
         return newton(lambda t: bound.potential(t, x, y, w), theta0, max_steps=self.max_newton, tol=self.tol)
 
-    def init(self, arms: Array | None = None, *, d: int | None = None, capacity: int | None = None) -> GLMState:
+    def init(self, arms: ArrayLike | None = None, *, d: int | None = None, capacity: int | None = None) -> GLMState:
         """Initial state: empty history, MAP = prior mode.
 
         Parameters
@@ -83,8 +83,9 @@ class GLMPolicy:
         if d is None:
             raise TypeError("init needs the arm set, init(arms), or the feature dimension, init(d=...).")
         bound = self.bound(d)
+        history: ArmHistory | RowHistory
         if arms is not None and bound.is_affine:
-            history: ArmHistory | RowHistory = ArmHistory.create(arms)
+            history = ArmHistory.create(arms)
         else:
             history = RowHistory.create(capacity or DEFAULT_CAPACITY, d)
         fit = self._fit(bound, history, bound.init_theta())
@@ -99,6 +100,7 @@ class GLMPolicy:
             The arm index for a fixed arm set, else the pulled features.
         reward : float
         """
+        history: ArmHistory | RowHistory
         if isinstance(state.history, ArmHistory):
             history = state.history.add(arm_or_features, reward)
             d = state.history.arms.shape[1]

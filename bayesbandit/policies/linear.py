@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._numerics import cho_solve, mahalanobis_norms, solve_lower_transpose
-from bayesbandit._typing import Array, PRNGKey
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit._validation import check_scalar
 from bayesbandit.inference.newton import NewtonInfo
 from bayesbandit.policies._base import (
@@ -44,7 +44,7 @@ class _Linear:
     _: KW_ONLY
     num_explore: int | None = None
 
-    def init(self, arms: Array | None = None, *, d: int | None = None, capacity: int | None = None) -> LinState:
+    def init(self, arms: ArrayLike | None = None, *, d: int | None = None, capacity: int | None = None) -> LinState:
         """Initial state for a fixed arm set ``arms`` (K, d) or contextual features of dimension ``d``."""
         if arms is not None:
             arms = jnp.asarray(arms, dtype=jnp.float64)
@@ -52,6 +52,10 @@ class _Linear:
         if d is None:
             raise TypeError("init needs the arm set, init(arms), or the feature dimension, init(d=...).")
         return LinState(arms, self.lam * jnp.eye(d), jnp.zeros(d), jnp.asarray(0, jnp.int32))
+
+    def _scores(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey) -> tuple[Array, Array]:
+        """Per-arm scores and the parameters behind them (LinTS: a sample; LinUCB: the estimate)."""
+        raise NotImplementedError
 
     def update(self, state: LinState, arm_or_features: Array, reward: Array) -> LinState:
         """Add ``x x^T`` to ``B`` and ``reward * x`` to ``b``."""
