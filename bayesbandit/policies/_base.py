@@ -13,15 +13,18 @@ Numeric hyper-parameters are pytree leaves (a sweep over them is one ``vmap``); 
 
 Initial exploration (Kveton et al. 2020, Section 5.1: "all algorithms pull d linearly
 independent arms initially"): for the first ``num_explore`` rounds (default ``d``) every policy
-pulls the arm with the largest component outside the span of the features pulled so far,
-``argmax_i x_i^T (G + eps I)^{-1} x_i``. On a fixed arm set this is greedy pivoted QR, so the
-first ``d`` pulls form a basis whenever the arms span ``R^d``; it ignores rewards, as the
-paper's template (Algorithm 1) requires.
+pulls the arm with the largest component outside the span of the features pulled so far. On a
+fixed arm set the order is computed once by ``init`` (greedy pivoted Gram-Schmidt,
+:func:`exploration_order`), so the first ``d`` pulls form a basis whenever the arms span
+``R^d`` and later rounds pay nothing for it; with contextual features each exploration round
+maximises ``x_i^T (G + eps I)^{-1} x_i`` over that round's arms. Either way it ignores
+rewards, as the paper's template (Algorithm 1) requires.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 import jax
@@ -81,9 +84,54 @@ def exploration_scores(gram: Array, arms: Array) -> Array:
     return jnp.sum(arms * cho_solve(chol, arms.T).T, axis=1)
 
 
-def choose(key: PRNGKey, scores: Array, explore: Array, exploring: Array) -> Array:
-    """Random-tie-break argmax of ``scores``, or of ``explore`` scores in exploration rounds."""
-    return random_argmax(key, jnp.where(exploring, explore, scores))
+def exploration_order(arms: Array, num: int) -> Array:
+    """Greedy pivoted Gram-Schmidt: ``num`` arm indices, each with the largest residual norm
+    after projecting out the arms chosen before it.
+
+    Parameters
+    ----------
+    arms : array, shape (K, d)
+    num : int
+        How many indices (static); past the rank of ``arms`` the residuals vanish and the
+        remaining picks are arbitrary.
+
+    Returns
+    -------
+    int array, shape (num,)
+    """
+
+    def pick(residual, _):
+        i = jnp.argmax(jnp.sum(residual**2, axis=1))
+        q = residual[i] / jnp.maximum(jnp.linalg.norm(residual[i]), jnp.finfo(arms.dtype).tiny)
+        return residual - jnp.outer(residual @ q, q), i
+
+    _, order = jax.lax.scan(pick, arms, None, length=num)
+    return order.astype(jnp.int32)
+
+
+def choose(
+    key: PRNGKey,
+    scores: Array,
+    arms: Array,
+    t: Array,
+    num_explore: int,
+    order: Array | None,
+    gram: Callable[[], Array],
+) -> tuple[Array, Array]:
+    """The arm to pull and whether this is an initial-exploration round.
+
+    Outside exploration: a random-tie-break argmax of ``scores``. In exploration round ``t``:
+    ``order[t]`` for a fixed arm set, else the arm maximising :func:`exploration_scores` under
+    the design matrix ``gram()`` (computed only in exploration rounds).
+    """
+    exploring = t < num_explore
+    if num_explore == 0:
+        return random_argmax(key, scores), exploring
+    if order is not None:
+        greedy = random_argmax(key, scores)
+        return jnp.where(exploring, order[jnp.minimum(t, num_explore - 1)], greedy), exploring
+    chosen = jax.lax.cond(exploring, lambda: exploration_scores(gram(), arms), lambda: scores)
+    return random_argmax(key, chosen), exploring
 
 
 def resolve_num_explore(num_explore: int | None, d: int) -> int:

@@ -22,7 +22,7 @@ from bayesbandit.policies._base import (
     DEFAULT_CAPACITY,
     PolicyInfo,
     choose,
-    exploration_scores,
+    exploration_order,
     resolve_num_explore,
     update_features,
 )
@@ -37,6 +37,7 @@ class GLMState(NamedTuple):
     arms: Array | None  # (K, d) fixed arm set, or None for contextual features
     fit: NewtonResult  # MAP theta (p,), Cholesky of the Hessian there (p, p), Newton info
     t: Array  # () int32, rounds observed
+    explore_order: Array | None  # (num_explore,) int32 initial pulls on a fixed arm set, else None
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class GLMPolicy:
     model: Any
     _: KW_ONLY
     max_newton: int = 20
-    tol: float = 1e-10
+    tol: float = 1e-8
     num_explore: int | None = None
     obs_site: str = "y"
 
@@ -59,9 +60,12 @@ class GLMPolicy:
         """The reward model bound to ``d``-dimensional features."""
         return bound_for(self.model, (d,), self.obs_site)
 
-    def _fit(self, bound: BoundModel, history, theta0: Array) -> NewtonResult:
-        x, y, w = history.rows()
-        return newton(lambda t: bound.potential(t, x, y, w), theta0, max_steps=self.max_newton, tol=self.tol)
+    def fit(self, bound: BoundModel, rows: tuple[Array, Array, Array], theta0: Array) -> NewtonResult:
+        """Warm-started MAP of the weighted rows ``(x, y, w)`` (Newton with the quadratic stop)."""
+        x, y, w = rows
+        return newton(
+            lambda t: bound.potential(t, x, y, w), theta0, max_steps=self.max_newton, tol=self.tol, quadratic_stop=True
+        )
 
     def init(self, arms: ArrayLike | None = None, *, d: int | None = None, capacity: int | None = None) -> GLMState:
         """Initial state: empty history, MAP = prior mode.
@@ -88,8 +92,10 @@ class GLMPolicy:
             history = ArmHistory.create(arms)
         else:
             history = RowHistory.create(capacity or DEFAULT_CAPACITY, d)
-        fit = self._fit(bound, history, bound.init_theta())
-        return GLMState(history, None if isinstance(history, ArmHistory) else arms, fit, jnp.asarray(0, jnp.int32))
+        fit = self.fit(bound, history.rows(), bound.init_theta())
+        order = None if arms is None else exploration_order(arms, resolve_num_explore(self.num_explore, d))
+        stored_arms = None if isinstance(history, ArmHistory) else arms
+        return GLMState(history, stored_arms, fit, jnp.asarray(0, jnp.int32), order)
 
     def update(self, state: GLMState, arm_or_features: Array, reward: Array) -> GLMState:
         """Record one observation and refit the MAP (warm-started Newton).
@@ -107,8 +113,8 @@ class GLMPolicy:
         else:
             history = state.history.add(update_features(state.arms, arm_or_features), reward)
             d = state.history.x.shape[1]
-        fit = self._fit(self.bound(d), history, state.fit.theta)
-        return GLMState(history, state.arms, fit, state.t + 1)
+        fit = self.fit(self.bound(d), history.rows(), state.fit.theta)
+        return state._replace(history=history, fit=fit, t=state.t + 1)
 
     def select(self, state: GLMState, arms: Array, key: PRNGKey) -> tuple[Array, PolicyInfo]:
         """Choose an arm among ``arms`` (shape (K, d)); returns the index and a :class:`PolicyInfo`."""
@@ -116,8 +122,8 @@ class GLMPolicy:
         key_scores, key_choice = jax.random.split(key)
         bound = self.bound(arms.shape[1])
         scores, theta, info = self.scores(state, arms, key_scores, bound)
-        exploring = state.t < resolve_num_explore(self.num_explore, arms.shape[1])
-        arm = choose(key_choice, scores, exploration_scores(state.history.gram(), arms), exploring)
+        num_explore = resolve_num_explore(self.num_explore, arms.shape[1])
+        arm, exploring = choose(key_choice, scores, arms, state.t, num_explore, state.explore_order, state.history.gram)
         return arm, PolicyInfo(scores, theta, exploring, info)
 
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, Array, NewtonInfo]:

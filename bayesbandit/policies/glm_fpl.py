@@ -5,7 +5,7 @@ from __future__ import annotations
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit._validation import check_scalar
 from bayesbandit.inference.bind import BoundModel
-from bayesbandit.inference.newton import NewtonInfo, newton
+from bayesbandit.inference.newton import NewtonInfo
 from bayesbandit.inference.perturb import perturb_rewards
 from bayesbandit.policies._base import register_policy
 from bayesbandit.policies._glm import GLMPolicy, GLMState
@@ -67,7 +67,5 @@ class GLMFPL(GLMPolicy):
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, Array, NewtonInfo]:
         x, y, w = state.history.rows()
         y_tilde = perturb_rewards(key, y, w, self.a)
-        fit = newton(
-            lambda t: bound.potential(t, x, y_tilde, w), state.fit.theta, max_steps=self.max_newton, tol=self.tol
-        )
+        fit = self.fit(bound, (x, y_tilde, w), state.fit.theta)
         return bound.mean_reward(fit.theta, arms), fit.theta, fit.info

@@ -20,7 +20,7 @@ from bayesbandit.inference.newton import NewtonInfo
 from bayesbandit.policies._base import (
     PolicyInfo,
     choose,
-    exploration_scores,
+    exploration_order,
     register_policy,
     resolve_num_explore,
     update_features,
@@ -36,6 +36,7 @@ class LinState(NamedTuple):
     precision: Array  # (d, d) B_t = lam I + sum X X^T
     b: Array  # (d,) sum Y X
     t: Array  # () int32, rounds observed
+    explore_order: Array | None  # (num_explore,) int32 initial pulls on a fixed arm set, else None
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class _Linear:
             d = arms.shape[1]
         if d is None:
             raise TypeError("init needs the arm set, init(arms), or the feature dimension, init(d=...).")
-        return LinState(arms, self.lam * jnp.eye(d), jnp.zeros(d), jnp.asarray(0, jnp.int32))
+        order = None if arms is None else exploration_order(arms, resolve_num_explore(self.num_explore, d))
+        return LinState(arms, self.lam * jnp.eye(d), jnp.zeros(d), jnp.asarray(0, jnp.int32), order)
 
     def _scores(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey) -> tuple[Array, Array]:
         """Per-arm scores and the parameters behind them (LinTS: a sample; LinUCB: the estimate)."""
@@ -70,9 +72,12 @@ class _Linear:
         chol = jnp.linalg.cholesky(state.precision)
         theta_hat = cho_solve(chol, state.b)
         scores, theta = self._scores(chol, theta_hat, arms, key_scores)
-        gram = state.precision - self.lam * jnp.eye(d)
-        exploring = state.t < resolve_num_explore(self.num_explore, d)
-        arm = choose(key_choice, scores, exploration_scores(gram, arms), exploring)
+        num_explore = resolve_num_explore(self.num_explore, d)
+
+        def gram() -> Array:
+            return state.precision - self.lam * jnp.eye(d)
+
+        arm, exploring = choose(key_choice, scores, arms, state.t, num_explore, state.explore_order, gram)
         done = NewtonInfo(jnp.asarray(0, jnp.int32), jnp.asarray(0.0), jnp.asarray(0.0), jnp.asarray(True))
         return arm, PolicyInfo(scores, theta, exploring, done)
 
