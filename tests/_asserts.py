@@ -3,6 +3,13 @@
 import jax
 import numpy as np
 
+import bayesbandit as bb
+
+# Jitted entry points shared by the tests: eager calls would recompile Newton's while loop on
+# every call; these compile once per (model, shapes) and are reused across test modules.
+map_jit = jax.jit(bb.map_estimate, static_argnums=0, static_argnames=("max_steps", "tol"))
+laplace_jit = jax.jit(bb.laplace, static_argnums=0, static_argnames=("max_steps", "tol"))
+
 
 def leaves(tree):
     """The array leaves of a pytree as NumPy arrays (``None`` leaves are skipped by jax)."""
