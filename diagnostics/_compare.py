@@ -1,0 +1,400 @@
+"""``compare``: Laplace, FPL and NUTS on the same bound model and data, with distances and flags."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+import bayesbandit as bb
+from bayesbandit.errors import InvalidInput
+
+from ._convert import flat_parameter_names, to_inference_data
+from ._fit import MethodFit, fit_fpl, fit_laplace, fit_nuts
+from ._metrics import gaussian_kl, interval_coverage, marginal_w1
+
+__all__ = ["Comparison", "Thresholds", "compare", "METHODS"]
+
+METHODS = ("laplace", "fpl", "nuts")
+_KEY_INDEX = {"laplace": 0, "fpl": 1, "nuts": 2, "init": 3}  # one key per method, whatever is asked
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When :func:`compare` raises a flag.
+
+    Attributes
+    ----------
+    kl_max : float
+        An approximation is poor when ``KL(N_nuts || N_method) > kl_max``. ``0.1`` is the KL
+        between two unit-variance Gaussians whose means differ by ``0.45`` sd (or between
+        ``N(0, 1)`` and ``N(0, s^2)`` with ``s ~ 1.6`` or ``s ~ 0.67``). Its Monte Carlo floor
+        (the bias of the NUTS Gaussian fitted from ``N`` effective draws) is about
+        ``p (p + 3) / (4 N)``: ``0.01`` for ``p = 5``, ``N = 1000``.
+    coverage_tol : float
+        An approximation is poor when its central 90% intervals cover a fraction of the NUTS
+        draws outside ``0.9 +/- coverage_tol`` (averaged over parameters). ``0.05`` is about
+        five Monte Carlo standard errors of that average for 1,000 effective draws.
+    rhat_max : float
+        NUTS did not converge when the largest rank-normalised split R-hat exceeds this
+        (``1.01``, Vehtari et al. 2021).
+    ess_per_chain : float
+        NUTS did not converge when the smallest bulk or tail ESS is below
+        ``ess_per_chain * num_chains`` (Vehtari et al. recommend 400 for 4 chains: 100 each).
+    max_divergences : int
+        NUTS is unreliable when it reports more divergent transitions than this (``0``).
+    """
+
+    kl_max: float = 0.1
+    coverage_tol: float = 0.05
+    rhat_max: float = 1.01
+    ess_per_chain: float = 100.0
+    max_divergences: int = 0
+
+
+@dataclass
+class Comparison:
+    """Result of :func:`compare` (see there for the maths).
+
+    Attributes
+    ----------
+    idata : dict of str to arviz.InferenceData
+        Per method: ``posterior`` (the program's latent sites, constrained, dims
+        ``("chain", "draw", ...)``), ``unconstrained_posterior`` (same sites, unconstrained) and,
+        for NUTS, ``sample_stats`` (``diverging``, ``energy``, ``acceptance_rate``...).
+    table : pandas.DataFrame
+        One row per approximation (index ``method``), columns ``kl``, ``w1_max``,
+        ``coverage90``, ``mean_shift_max``, ``sd_ratio_min``, ``sd_ratio_max``, ``poor``,
+        ``time_s``. Empty distances (NaN) when NUTS was not run.
+    params : pandas.DataFrame
+        Posterior mean and sd of every constrained parameter (rows ``theta[0]``, ``sigma``...)
+        under each method (columns ``(method, "mean" | "sd")``).
+    nuts_diagnostics : pandas.DataFrame or None
+        ``arviz.summary(kind="diagnostics")`` of the NUTS posterior: ``r_hat``, ``ess_bulk``,
+        ``ess_tail``, MCSE per parameter.
+    rhat_max, ess_bulk_min, ess_tail_min : float
+        Worst R-hat and ESS over parameters (NaN without NUTS).
+    divergences : int
+        Divergent NUTS transitions after warm-up (-1 without NUTS).
+    flags : list of str
+        Plain-language warnings; empty when all is well.
+    draws : dict of str to array, shape (chain, draw, p)
+        Flat unconstrained draws per method (what the distances are computed on).
+    param_names : list of str
+        Labels of the ``p`` flat unconstrained parameters.
+    thresholds : Thresholds
+    """
+
+    idata: dict[str, az.InferenceData]
+    table: pd.DataFrame
+    params: pd.DataFrame
+    nuts_diagnostics: pd.DataFrame | None
+    rhat_max: float
+    ess_bulk_min: float
+    ess_tail_min: float
+    divergences: int
+    flags: list[str]
+    draws: dict[str, np.ndarray]
+    param_names: list[str]
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """Methods fitted, in the order asked."""
+        return tuple(self.idata)
+
+    def __repr__(self) -> str:
+        flags = "\n".join(f"  - {f}" for f in self.flags) or "  (none)"
+        return (
+            f"Comparison(methods={list(self.methods)}, p={len(self.param_names)})\n"
+            f"{self.table.to_string(float_format=lambda v: f'{v:.4g}')}\n"
+            f"NUTS: max R-hat {self.rhat_max:.4f}, min bulk ESS {self.ess_bulk_min:.0f}, "
+            f"min tail ESS {self.ess_tail_min:.0f}, divergences {self.divergences}\n"
+            f"flags:\n{flags}"
+        )
+
+
+def _check_data(bound: bb.BoundModel, x, y, w) -> tuple[jax.Array, jax.Array, jax.Array]:
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim < 2 or x.shape[0] == 0:
+        raise InvalidInput(f"x must have shape (n, *feature_shape) with n >= 1; got shape {x.shape}.")
+    if y.shape != x.shape[:1]:
+        raise InvalidInput(f"y must have shape ({x.shape[0]},) to match x; got shape {y.shape}.")
+    w = np.ones_like(y) if w is None else np.asarray(w, dtype=np.float64)
+    if w.shape != y.shape:
+        raise InvalidInput(f"w must have shape ({x.shape[0]},) to match y; got shape {w.shape}.")
+    for name, arr in (("x", x), ("y", y), ("w", w)):
+        if not np.all(np.isfinite(arr)):
+            raise InvalidInput(f"{name} contains non-finite values; compare needs finite data.")
+    if np.any(w < 0):
+        raise InvalidInput(f"w must be non-negative (counts); got minimum {w.min()}.")
+    if not bound.is_affine:
+        with jax.ensure_compile_time_eval():
+            ok = np.asarray(bound.support.check(jnp.asarray(y[w > 0])))
+        if not np.all(ok):
+            raise InvalidInput(
+                f"y has values outside the support of observed site '{bound.obs_site}' ({bound.support_name}) "
+                f"and its log-probability is not affine in y, so averaged rewards cannot be used."
+            )
+    return jnp.asarray(x), jnp.asarray(y), jnp.asarray(w)
+
+
+def _row(fit: MethodFit, ref: MethodFit | None, thresholds: Thresholds) -> dict:
+    row = {
+        "kl": np.nan,
+        "w1_max": np.nan,
+        "coverage90": np.nan,
+        "mean_shift_max": np.nan,
+        "sd_ratio_min": np.nan,
+        "sd_ratio_max": np.nan,
+        "poor": False,
+        "time_s": fit.info["time_s"],
+    }
+    if ref is None:
+        return row
+    p = ref.draws.shape[-1]
+    ref_draws = ref.draws.reshape(-1, p)
+    draws = fit.draws.reshape(-1, p)
+    ref_sd = np.sqrt(np.diag(ref.cov))
+    sd = np.sqrt(np.diag(fit.cov))
+    row["kl"] = gaussian_kl(ref.mean, ref.cov, fit.mean, fit.cov)
+    row["w1_max"] = float(np.max(marginal_w1(ref_draws, draws)))
+    row["coverage90"] = float(np.mean(interval_coverage(ref_draws, draws, 0.9)))
+    row["mean_shift_max"] = float(np.max(np.abs(fit.mean - ref.mean) / ref_sd))
+    row["sd_ratio_min"] = float(np.min(sd / ref_sd))
+    row["sd_ratio_max"] = float(np.max(sd / ref_sd))
+    row["poor"] = bool(
+        not np.isfinite(row["kl"])
+        or row["kl"] > thresholds.kl_max
+        or abs(row["coverage90"] - 0.9) > thresholds.coverage_tol
+    )
+    return row
+
+
+def _approximation_flags(name: str, row: dict, fit: MethodFit, thresholds: Thresholds) -> list[str]:
+    flags = []
+    if not fit.info["converged"]:
+        flags.append(
+            f"{name}: {fit.info['num_fits'] - fit.info['num_converged']} of {fit.info['num_fits']} MAP "
+            "fits did not converge (Newton); its draws may be off."
+        )
+    if np.isnan(row["kl"]) and np.isnan(row["coverage90"]):
+        return flags
+    if not np.isfinite(row["kl"]) or row["kl"] > thresholds.kl_max:
+        flags.append(
+            f"{name}: approximation is poor: KL(N_nuts || N_{name}) = {row['kl']:.3g} > {thresholds.kl_max} "
+            f"(largest mean shift {row['mean_shift_max']:.2f} NUTS sd; sd ratio {row['sd_ratio_min']:.2f}"
+            f"-{row['sd_ratio_max']:.2f})."
+        )
+    cov = row["coverage90"]
+    if abs(cov - 0.9) > thresholds.coverage_tol:
+        kind = "too narrow or shifted" if cov < 0.9 else "too wide"
+        flags.append(
+            f"{name}: approximation is poor: its 90% intervals hold {cov:.1%} of the NUTS draws "
+            f"(want 90% +/- {thresholds.coverage_tol:.0%}); its intervals are {kind}."
+        )
+    return flags
+
+
+def _nuts_flags(rhat: float, ess_bulk: float, ess_tail: float, div: int, num_chains: int, t: Thresholds) -> list[str]:
+    flags = []
+    ess_min = t.ess_per_chain * num_chains
+    if not rhat <= t.rhat_max:
+        flags.append(
+            f"nuts: not converged: largest R-hat {rhat:.3f} > {t.rhat_max}; run more warm-up/draws before "
+            "trusting the distances."
+        )
+    if not min(ess_bulk, ess_tail) >= ess_min:
+        flags.append(
+            f"nuts: too few effective draws: min bulk ESS {ess_bulk:.0f}, min tail ESS {ess_tail:.0f} < {ess_min:.0f} "
+            f"({t.ess_per_chain:.0f} per chain x {num_chains}); distances to NUTS are noisy."
+        )
+    if div > t.max_divergences:
+        flags.append(
+            f"nuts: {div} divergent transitions: the sampler may miss part of the posterior, so distances "
+            "to it are unreliable (reparameterise or raise target_accept_prob)."
+        )
+    return flags
+
+
+def compare(
+    model,
+    x,
+    y,
+    w=None,
+    methods: Sequence[str] = METHODS,
+    *,
+    num_draws: int = 1000,
+    fpl_a: float = 1.0,
+    num_warmup: int = 1000,
+    num_chains: int = 4,
+    seed: int = 0,
+    chain_method: str = "vectorized",
+    thresholds: Thresholds | None = None,
+) -> Comparison:
+    """Fit Laplace, an FPL ensemble and NUTS to the same posterior and measure how far apart they are.
+
+    With the weighted potential ``U(theta) = -log p(theta) - sum_i w_i log p(y_i | x_i, theta)``
+    in unconstrained space (:meth:`bayesbandit.BoundModel.potential`):
+
+    * ``laplace``: ``N(bar theta, H^{-1})``, ``bar theta = argmin U``, ``H = nabla^2 U(bar theta)``;
+      ``num_draws`` draws.
+    * ``fpl``: ``num_draws`` perturbed MAPs ``argmin U(theta; y + a xi / sqrt(w))``,
+      ``xi ~ N(0, I)``, ``a = fpl_a``, warm-started at ``bar theta``.
+    * ``nuts``: ``num_chains`` NUTS chains (dense mass matrix) of ``num_warmup + num_draws``
+      iterations on ``U``, started at ``bar theta + `` one Laplace draw each (dispersed starts
+      let R-hat detect non-mixing), then mapped through ``bound.constrain``.
+
+    Distances are computed in the unconstrained parameter space, against NUTS:
+
+    * ``kl = KL(N_nuts || N_method)``, where ``N_nuts`` is the Gaussian moment-matched to the
+      NUTS draws and ``N_method`` is the Laplace Gaussian itself or the Gaussian moment-matched
+      to the FPL ensemble (see :func:`bayesbandit.diagnostics.gaussian_kl` for the formula). This
+      direction penalises an approximation that misses reference mass (too narrow or shifted);
+      it is zero only for identical Gaussians, and blind to non-Gaussian shape beyond two moments;
+    * ``w1_max = max_j W1(nuts_j, method_j)``, the largest per-marginal Wasserstein-1 distance
+      between the draws (in parameter units);
+    * ``coverage90``: fraction of NUTS draws inside the method's central 90% per-marginal
+      intervals, averaged over parameters (0.9 when calibrated);
+    * ``mean_shift_max``: largest ``|mean_method - mean_nuts| / sd_nuts``; ``sd_ratio_min/max``:
+      range of ``sd_method / sd_nuts``.
+
+    Parameters
+    ----------
+    model : NumPyro program or bayesbandit.BoundModel
+        Any reward program (zoo or user-written; constrained latent sites allowed).
+    x : array, shape (n, *feature_shape)
+    y : array, shape (n,)
+        Rewards; for affine likelihoods averaged rewards are allowed (see ``w``).
+    w : array, shape (n,), optional
+        Row weights: a row of weight ``w_i`` and reward ``y_i`` stands for ``w_i`` observations
+        with mean ``y_i`` (exact for affine likelihoods); zero masks a row. Default ones.
+    methods : sequence of {"laplace", "fpl", "nuts"}
+        Methods to fit (the distances need ``"nuts"``).
+    num_draws : int
+        Draws per NUTS chain, Laplace sample size and FPL ensemble size.
+    fpl_a : float
+        FPL perturbation scale ``a`` (the GLM-FPL hyper-parameter).
+    num_warmup, num_chains : int
+        NUTS warm-up iterations per chain and number of chains.
+    seed : int
+        Seeds every method (each method gets its own stream, whatever ``methods`` holds).
+    chain_method : {"vectorized", "sequential", "parallel"}
+        How NUTS runs its chains (``numpyro.infer.MCMC``).
+    thresholds : Thresholds, optional
+        When to flag (defaults documented in :class:`Thresholds`).
+
+    Returns
+    -------
+    Comparison
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesbandit.models import logistic
+    >>> from bayesbandit.diagnostics import compare
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(200, 2)); y = (rng.random(200) < 1 / (1 + np.exp(-x @ [1.0, -1.0]))).astype(float)
+    >>> c = compare(logistic(), x, y, num_draws=200, num_warmup=200, num_chains=2)
+    >>> list(c.table.index), c.idata["nuts"].posterior["theta"].dims
+    (['laplace', 'fpl'], ('chain', 'draw', 'theta_dim_0'))
+    """
+    methods = tuple(methods)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods or len(set(methods)) != len(methods):
+        raise InvalidInput(f"methods must be distinct names among {METHODS}; got {methods}.")
+    for name, value in (("num_draws", num_draws), ("num_warmup", num_warmup), ("num_chains", num_chains)):
+        if int(value) != value or value < (0 if name == "num_warmup" else 1):
+            raise InvalidInput(
+                f"{name} must be a {'non-negative' if name == 'num_warmup' else 'positive'} int; got {value!r}."
+            )
+    if not fpl_a >= 0:
+        raise InvalidInput(f"fpl_a must be >= 0; got {fpl_a!r}.")
+    thresholds = thresholds or Thresholds()
+    bound = bb.bind(model, np.asarray(x))
+    x, y, w = _check_data(bound, x, y, w)
+    keys = jax.random.split(jax.random.PRNGKey(seed), len(_KEY_INDEX))
+
+    fits: dict[str, MethodFit] = {}
+    laplace_fit, post = fit_laplace(bound, x, y, w, keys[_KEY_INDEX["laplace"]], num_draws=num_draws)
+    if "laplace" in methods:
+        fits["laplace"] = laplace_fit
+    if "fpl" in methods:
+        fits["fpl"] = fit_fpl(bound, x, y, w, keys[_KEY_INDEX["fpl"]], num_draws=num_draws, a=fpl_a, init=post.mean)
+    if "nuts" in methods:
+        init = post.sample(keys[_KEY_INDEX["init"]], (num_chains,))
+        if not bool(jnp.all(jnp.isfinite(init))):
+            init = jnp.broadcast_to(post.mean, (num_chains, bound.num_params))
+        fits["nuts"] = fit_nuts(
+            bound,
+            x,
+            y,
+            w,
+            keys[_KEY_INDEX["nuts"]],
+            num_draws=num_draws,
+            num_warmup=num_warmup,
+            num_chains=num_chains,
+            init=init,
+            chain_method=chain_method,
+        )
+    fits = {m: fits[m] for m in methods}
+
+    idata = {
+        m: to_inference_data(bound, f.draws, method=m, sample_stats=f.sample_stats, attrs=_attrs(f))
+        for m, f in fits.items()
+    }
+    ref = fits.get("nuts")
+    rows, flags = {}, []
+    for m, f in fits.items():
+        if m == "nuts":
+            continue
+        rows[m] = _row(f, ref, thresholds)
+        flags.extend(_approximation_flags(m, rows[m], f, thresholds))
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "method"
+    if table.empty:
+        table = pd.DataFrame(columns=["kl", "w1_max", "coverage90"], index=pd.Index([], name="method"))
+
+    params = pd.concat(
+        {m: az.summary(d, kind="stats", round_to="none")[["mean", "sd"]] for m, d in idata.items()}, axis=1
+    )
+    params.index.name = "parameter"
+
+    nuts_diag, rhat, ess_bulk, ess_tail, div = None, np.nan, np.nan, np.nan, -1
+    if ref is not None:
+        nuts_diag = az.summary(idata["nuts"], kind="diagnostics", round_to="none")
+        rhat = float(nuts_diag["r_hat"].max()) if num_chains > 1 else np.nan
+        ess_bulk = float(nuts_diag["ess_bulk"].min())
+        ess_tail = float(nuts_diag["ess_tail"].min())
+        div = int(np.sum(ref.sample_stats["diverging"]))
+        nuts_flags = _nuts_flags(rhat if num_chains > 1 else 1.0, ess_bulk, ess_tail, div, num_chains, thresholds)
+        if num_chains == 1:
+            nuts_flags.insert(0, "nuts: a single chain cannot show non-convergence (R-hat needs >= 2 chains).")
+        flags = nuts_flags + flags
+    else:
+        flags.append("no NUTS reference was run, so no distances were computed (add 'nuts' to methods).")
+
+    return Comparison(
+        idata=idata,
+        table=table,
+        params=params,
+        nuts_diagnostics=nuts_diag,
+        rhat_max=rhat,
+        ess_bulk_min=ess_bulk,
+        ess_tail_min=ess_tail,
+        divergences=div,
+        flags=flags,
+        draws={m: f.draws for m, f in fits.items()},
+        param_names=flat_parameter_names(bound),
+        thresholds=thresholds,
+    )
+
+
+def _attrs(fit: MethodFit) -> dict:
+    return {k: v if not isinstance(v, bool) else int(v) for k, v in fit.info.items()}
