@@ -8,7 +8,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from bayesbandit import errors  # noqa: E402
+from bayesbandit import envs, errors  # noqa: E402
 from bayesbandit.agent import Agent  # noqa: E402
 from bayesbandit.inference import (  # noqa: E402
     BoundModel,
@@ -31,6 +31,7 @@ from bayesbandit.policies import (  # noqa: E402
     Policy,
     PolicyInfo,
 )
+from bayesbandit.simulate import plot_regret, simulate, summarize  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -55,6 +56,11 @@ __all__ = (
     "LinTS",
     "LinUCB",
     "Agent",
+    # environments and simulation
+    "envs",
+    "simulate",
+    "plot_regret",
+    "summarize",
     # errors
     "errors",
 )

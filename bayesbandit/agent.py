@@ -35,6 +35,13 @@ FORMAT_VERSION = 1
 _MAGIC = "bayesbandit-agent"
 
 
+def _select_and_split(policy: Policy, state: Any, arms: Any, key: Any) -> tuple[Any, Any, PolicyInfo]:
+    """One jitted call: advance the agent's key and select with a fresh subkey."""
+    key, sub = jax.random.split(key)
+    arm, info = policy.select(state, arms, sub)
+    return key, arm, info
+
+
 class Agent:
     """Interactive bandit agent.
 
@@ -86,8 +93,9 @@ class Agent:
         self._bound = None if model is None else policy.bound(self.d)  # type: ignore[attr-defined]
         self._key = jax.random.PRNGKey(seed) if _key is None else _key
         self.state = policy.init(self._arms, d=self.d, capacity=capacity) if _state is None else _state
-        self._select = jax.jit(policy.select)
+        self._select = jax.jit(_select_and_split, static_argnums=0)
         self._update = jax.jit(policy.update)
+        self._arms_device = None if self._arms is None else jnp.asarray(self._arms)
         self._last_arms: np.ndarray | None = None
         self.last_info: PolicyInfo | None = None
 
@@ -102,11 +110,11 @@ class Agent:
         if arms is None:
             if self._arms is None:
                 raise InvalidInput("this agent has no fixed arm set: pass this round's arms, select(arms).")
-            arms_np = self._arms
+            arms_np, arms_device = self._arms, self._arms_device
         else:
             arms_np = check_features(arms, "arms", ndim=2, dim=self.d)
-        key, sub = jax.random.split(self._key)
-        arm, info = self._select(self.state, jnp.asarray(arms_np), sub)
+            arms_device = jnp.asarray(arms_np)
+        key, arm, info = self._select(self.policy, self.state, arms_device, self._key)
         self._key = key
         self._last_arms = arms_np
         self.last_info = info

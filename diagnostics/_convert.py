@@ -10,6 +10,7 @@ in the ``unconstrained_posterior`` group (an ArviZ schema group). When ArviZ mov
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import arviz as az
@@ -31,10 +32,16 @@ SAMPLE_STATS_NAMES: dict[str, str] = {
 }
 
 
-def _per_site(bound: bb.BoundModel, draws: np.ndarray, fn) -> dict[str, np.ndarray]:
+@functools.lru_cache(maxsize=128)
+def _vmapped(bound: bb.BoundModel, which: str):
+    # Compiled once per bound model (and draw count), not once per call.
+    return jax.jit(jax.vmap(getattr(bound, which)))
+
+
+def _per_site(bound: bb.BoundModel, draws: np.ndarray, which: str) -> dict[str, np.ndarray]:
     chains, num_draws, p = draws.shape
     flat = jnp.asarray(draws.reshape(chains * num_draws, p))
-    values = jax.jit(jax.vmap(fn))(flat)
+    values = _vmapped(bound, which)(flat)
     return {name: np.asarray(v).reshape(chains, num_draws, *np.shape(v)[1:]) for name, v in values.items()}
 
 
@@ -86,8 +93,8 @@ def to_inference_data(
     if draws.ndim != 3 or draws.shape[-1] != bound.num_params:
         raise ValueError(f"draws must have shape (chain, draw, {bound.num_params}); got {draws.shape}.")
     all_attrs = {"method": method, "inference_library": "bayesbandit", **(attrs or {})}
-    posterior = _per_site(bound, draws, bound.constrain)
-    unconstrained = _per_site(bound, draws, bound.unravel)
+    posterior = _per_site(bound, draws, "constrain")
+    unconstrained = _per_site(bound, draws, "unravel")
     idata = az.from_dict(posterior=posterior, sample_stats=sample_stats, attrs=all_attrs)
     idata.add_groups(unconstrained_posterior=az.dict_to_dataset(unconstrained, attrs=all_attrs))
     return idata

@@ -15,11 +15,10 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpyro.infer import MCMC, NUTS
+from numpyro.infer.hmc import hmc
 
 import bayesbandit as bb
 
-from ._convert import SAMPLE_STATS_NAMES
 from ._metrics import fit_gaussian
 
 __all__ = ["MethodFit", "fit_laplace", "fit_fpl", "fit_nuts"]
@@ -119,14 +118,19 @@ def fit_nuts(
     chain_method: str = "vectorized",
     dense_mass: bool = True,
     target_accept_prob: float = 0.8,
+    max_tree_depth: int = 10,
 ) -> MethodFit:
     """NUTS on the bound potential in unconstrained space (the exact reference).
 
-    Runs ``numpyro.infer.MCMC(NUTS(potential_fn=lambda t: U(t; x, y, w)))``: the same weighted
-    negative log joint the approximations use, so a compressed history is exact for affine
-    likelihoods. Chains start at ``init`` of shape ``(num_chains, p)``. (NumPyro compiles its
-    sampling loop on every run, about 5-10 s on a small CPU; Laplace and FPL, below, are
-    compiled once per model, setting and data shape.)
+    Drives NumPyro's functional NUTS kernel (:func:`numpyro.infer.hmc.hmc` with
+    ``potential_fn_gen``) on ``U(theta; x, y, w)``: the same weighted negative log joint the
+    approximations use, so a compressed history is exact for affine likelihoods. Warm-up
+    (windowed step-size and mass-matrix adaptation, as in :class:`numpyro.infer.MCMC`) and draws
+    run in one :func:`jax.lax.scan` per chain, chains are vmapped (``"vectorized"``) or mapped
+    (``"sequential"``; ``"parallel"`` uses :func:`jax.pmap` when there are enough devices). The
+    data are traced arguments, so the sampler is compiled once per bound model, data shape and
+    setting, and reused (for instance by :func:`along_run`, whose per-arm history keeps one
+    shape). Chains start at ``init`` of shape ``(num_chains, p)``.
 
     Returns
     -------
@@ -134,27 +138,19 @@ def fit_nuts(
         Draws of shape ``(num_chains, num_draws, p)``, their moments, and ``sample_stats``
         (``diverging``, ``n_steps``, ``acceptance_rate``, ``energy``, ``step_size``, ``lp``).
     """
+    if chain_method not in ("vectorized", "sequential", "parallel"):
+        raise ValueError(f"chain_method must be 'vectorized', 'sequential' or 'parallel'; got {chain_method!r}.")
+    if chain_method == "parallel" and jax.local_device_count() < num_chains:
+        chain_method = "sequential"  # as numpyro.infer.MCMC does, without the warning
     start = time.perf_counter()
-    kernel = NUTS(
-        potential_fn=lambda t: bound.potential(t, x, y, w),
-        dense_mass=dense_mass,
-        target_accept_prob=target_accept_prob,
+    fn = _nuts_fn(
+        bound, int(num_warmup), int(num_draws), chain_method, bool(dense_mass), float(target_accept_prob), int(max_tree_depth)
     )
-    mcmc = MCMC(
-        kernel,
-        num_warmup=num_warmup,
-        num_samples=num_draws,
-        num_chains=num_chains,
-        chain_method=chain_method,
-        progress_bar=False,
-    )
-    fields = (*SAMPLE_STATS_NAMES, "potential_energy")
-    init = jnp.asarray(init)
-    mcmc.run(key, init_params=init if num_chains > 1 else init[0], extra_fields=fields)
-    draws = np.asarray(mcmc.get_samples(group_by_chain=True)).reshape(num_chains, num_draws, bound.num_params)
-    extra = mcmc.get_extra_fields(group_by_chain=True)
-    stats = {SAMPLE_STATS_NAMES[k]: np.asarray(extra[k]).reshape(num_chains, num_draws) for k in SAMPLE_STATS_NAMES}
-    stats["lp"] = -np.asarray(extra["potential_energy"]).reshape(num_chains, num_draws)
+    keys = jax.random.split(key, num_chains)
+    init = jnp.asarray(init, dtype=x.dtype).reshape(num_chains, bound.num_params)
+    out = jax.device_get(fn(x, y, w, keys, init))
+    draws = np.asarray(out.pop("z")).reshape(num_chains, num_draws, bound.num_params)
+    stats = {name: np.asarray(v).reshape(num_chains, num_draws) for name, v in out.items()}
     mean, cov = fit_gaussian(draws.reshape(-1, bound.num_params))
     info = {
         "num_chains": num_chains,
@@ -191,5 +187,61 @@ def _fpl_fn(bound: bb.BoundModel, num_draws: int, batch: int):
             return res.theta, res.info.converged
 
         return jax.lax.map(one, jax.random.split(key, num_draws), batch_size=batch)
+
+    return fn
+
+
+@functools.lru_cache(maxsize=64)
+def _nuts_fn(
+    bound: bb.BoundModel,
+    num_warmup: int,
+    num_draws: int,
+    chain_method: str,
+    dense_mass: bool,
+    target_accept_prob: float,
+    max_tree_depth: int,
+):
+    def potential_fn_gen(x, y, w):
+        return lambda theta: bound.potential(theta, x, y, w)
+
+    def one_chain(data, key, z0):
+        # hmc() keeps warm-up settings in its closure: build it inside the trace.
+        init_kernel, sample_kernel = hmc(potential_fn_gen=potential_fn_gen, algo="NUTS")
+        state = init_kernel(
+            z0,
+            num_warmup,
+            dense_mass=dense_mass,
+            target_accept_prob=target_accept_prob,
+            max_tree_depth=max_tree_depth,
+            model_args=data,
+            rng_key=key,
+        )
+
+        def step(s, _):
+            s = sample_kernel(s, model_args=data)
+            return s, {
+                "z": s.z,
+                "diverging": s.diverging,
+                "n_steps": s.num_steps,
+                "acceptance_rate": s.accept_prob,
+                "energy": s.energy,
+                "step_size": s.adapt_state.step_size,
+                "lp": -s.potential_energy,
+            }
+
+        # One scan over warm-up and draws (one trace of the kernel); warm-up outputs are dropped.
+        _, out = jax.lax.scan(step, state, None, length=num_warmup + num_draws)
+        return jax.tree_util.tree_map(lambda v: v[num_warmup:], out)
+
+    if chain_method == "parallel":
+        chains = jax.pmap(one_chain, in_axes=(None, 0, 0))
+        return lambda x, y, w, keys, init: chains((x, y, w), keys, init)
+
+    @jax.jit
+    def fn(x, y, w, keys, init):
+        data = (x, y, w)
+        if chain_method == "vectorized":
+            return jax.vmap(one_chain, in_axes=(None, 0, 0))(data, keys, init)
+        return jax.lax.map(lambda a: one_chain(data, *a), (keys, init))
 
     return fn
