@@ -13,6 +13,7 @@ PRNG key, so a reloaded agent continues bit-for-bit.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import tempfile
@@ -93,7 +94,7 @@ class Agent:
         self._bound = None if model is None else policy.bound(self.d)  # type: ignore[attr-defined]
         self._key = jax.random.PRNGKey(seed) if _key is None else _key
         self.state = policy.init(self._arms, d=self.d, capacity=capacity) if _state is None else _state
-        self._select = jax.jit(_select_and_split, static_argnums=0)
+        self._select = jax.jit(functools.partial(_select_and_split, policy))
         self._update = jax.jit(policy.update)
         self._arms_device = None if self._arms is None else jnp.asarray(self._arms)
         self._last_arms: np.ndarray | None = None
@@ -114,7 +115,7 @@ class Agent:
         else:
             arms_np = check_features(arms, "arms", ndim=2, dim=self.d)
             arms_device = jnp.asarray(arms_np)
-        key, arm, info = self._select(self.policy, self.state, arms_device, self._key)
+        key, arm, info = self._select(self.state, arms_device, self._key)
         self._key = key
         self._last_arms = arms_np
         self.last_info = info
