@@ -1,0 +1,1 @@
+"""Contender implementations for ``benchmarks/bench_contenders.py`` (importable, no JAX)."""
