@@ -1,0 +1,107 @@
+"""The ``bayesbandit`` command: list and run the named experiments.
+
+::
+
+    bayesbandit list
+    bayesbandit run glm-logistic --quick --out results/
+
+``run`` writes a PNG plot, the results (netCDF) and a markdown summary table into ``--out``,
+prints where they went and the summary table. Compiled executables are kept in JAX's persistent
+compilation cache (``$BAYESBANDIT_JAX_CACHE``, default ``~/.cache/bayesbandit/jax``; set it to
+an empty string to disable), so a second run of the same experiment skips most compilation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bayesbandit", description="Bayesian bandits from NumPyro reward programs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list the experiments with one-line descriptions")
+    run = sub.add_parser("run", help="run an experiment: plot (PNG), results (netCDF), summary (markdown)")
+    run.add_argument("experiment", help="experiment name (see `bayesbandit list`)")
+    run.add_argument("--quick", action="store_true", help="a small smoke version (about a minute)")
+    run.add_argument("--runs", type=_positive_int, default=None, help="number of runs (instances)")
+    run.add_argument("--horizon", type=_positive_int, default=None, help="rounds per run")
+    run.add_argument("--out", type=Path, default=None, help="output folder (default: results/EXPERIMENT)")
+    run.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    return parser
+
+
+def _description(module_name: str) -> str:
+    import importlib
+
+    try:
+        return importlib.import_module(module_name).DESCRIPTION
+    except Exception as exc:  # a broken or missing experiment must not break `list`
+        return f"(unavailable: {type(exc).__name__}: {exc})"
+
+
+def _enable_compilation_cache() -> None:
+    path = os.environ.get("BAYESBANDIT_JAX_CACHE", str(Path.home() / ".cache" / "bayesbandit" / "jax"))
+    if not path:
+        return
+    import jax
+
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        jax.config.update("jax_compilation_cache_dir", path)
+    except Exception:  # caching is an optimisation only
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``bayesbandit`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    from bayesbandit.experiments import EXPERIMENTS, load_experiment
+
+    if args.command == "list":
+        width = max(len(name) for name in EXPERIMENTS)
+        for name, module in EXPERIMENTS.items():
+            print(f"{name:<{width}}  {_description(module)}")
+        return 0
+
+    if args.experiment not in EXPERIMENTS:
+        print(f"bayesbandit: unknown experiment {args.experiment!r}; known: {', '.join(EXPERIMENTS)}", file=sys.stderr)
+        return 2
+    _enable_compilation_cache()
+    module = load_experiment(args.experiment)
+    out = args.out if args.out is not None else Path("results") / args.experiment
+    start = time.perf_counter()
+    paths = module.run(
+        out,
+        quick=args.quick,
+        runs=args.runs,
+        horizon=args.horizon,
+        seed=args.seed,
+        progress=not args.no_progress,
+    )
+    elapsed = time.perf_counter() - start
+    print(f"\n{args.experiment} finished in {elapsed:.1f} s; wrote:")
+    for kind, path in paths.items():
+        print(f"  {kind:<8} {path}")
+    summary = paths.get("summary")
+    if summary is not None and Path(summary).suffix == ".md" and Path(summary).exists():
+        print()
+        print(Path(summary).read_text())
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The ``bayesbandit`` command, called in-process."""
+
+import xarray as xr
+
+from bayesbandit.cli import main
+from bayesbandit.experiments import EXPERIMENTS
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in EXPERIMENTS:
+        assert name in out
+    assert "Kveton" in out
+
+
+def test_unknown_experiment(capsys):
+    assert main(["run", "no-such-experiment"]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+
+
+def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("BAYESBANDIT_JAX_CACHE", "")
+    out_dir = tmp_path / "out"
+    argv = ["run", "glm-logistic", "--quick", "--runs", "2", "--horizon", "200", "--out", str(out_dir), "--no-progress"]
+    assert main(argv) == 0
+    files = {p.name for p in out_dir.iterdir()}
+    assert files == {"glm_logistic.png", "glm_logistic.nc", "glm_logistic.md"}
+    printed = capsys.readouterr().out
+    assert str(out_dir / "glm_logistic.nc") in printed and "| policy |" in printed
+    with xr.open_dataset(out_dir / "glm_logistic.nc") as ds:
+        assert ds.sizes["policy"] == 8 and ds.sizes["run"] == 2
+        assert ds.cumulative_regret.dims == ("d", "policy", "run", "round")
+        assert int(ds["round"][-1]) == 199
+        assert (ds.cumulative_regret.isel(round=-1) >= 0).all()
+    table = (out_dir / "glm_logistic.md").read_text()
+    for algo in ("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"):
+        assert f"{algo} (theory)" in table and f"{algo} (practical)" in table

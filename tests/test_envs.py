@@ -1,0 +1,84 @@
+"""Environments: shapes, determinism, the theta* covariance conventions, common random numbers."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayesbandit import envs
+
+FIXED = [
+    envs.LogisticBandit(K=7, d=3),
+    envs.LinearBandit(K=7, d=3, noise=0.5),
+    envs.PoissonBandit(K=7, d=3),
+]
+
+
+@pytest.mark.parametrize("env", FIXED, ids=lambda e: type(e).__name__)
+def test_fixed_env_shapes_and_determinism(env):
+    s = env.reset(jax.random.PRNGKey(0))
+    assert env.fixed_arms
+    arms = env.arms(s, 0)
+    assert arms.shape == (7, 3) and arms.dtype == jnp.float64
+    assert np.all(np.abs(arms) <= 1.0)
+    np.testing.assert_array_equal(arms, env.arms(s, 5))  # fixed over rounds
+    reward, means = env.pull(s, 2, jax.random.PRNGKey(1))
+    assert reward.shape == () and means.shape == (7,)
+    # same keys, same instance and reward; another key, another instance
+    s2 = env.reset(jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(s.theta, s2.theta)
+    assert float(env.pull(s2, 2, jax.random.PRNGKey(1))[0]) == float(reward)
+    assert not np.allclose(s.theta, env.reset(jax.random.PRNGKey(3)).theta)
+
+
+@pytest.mark.parametrize("env", FIXED, ids=lambda e: type(e).__name__)
+def test_rewards_are_common_across_arms_choice(env):
+    """The same key gives each arm the same reward whichever arm index is asked first."""
+    s = env.reset(jax.random.PRNGKey(0))
+    key = jax.random.PRNGKey(7)
+    rewards = [float(env.pull(s, i, key)[0]) for i in range(env.K)]
+    assert rewards == [float(env.pull(s, i, key)[0]) for i in range(env.K)]
+
+
+def test_reward_means_match():
+    """Empirical mean of many pulls matches the stated mean (5 s.e.; failure rate ~6e-7)."""
+    env = envs.LogisticBandit(K=4, d=2, theta_cov="unit")
+    s = env.reset(jax.random.PRNGKey(2))
+    keys = jax.random.split(jax.random.PRNGKey(3), 20_000)
+    rewards, means = jax.vmap(lambda k: env.pull(s, 1, k))(keys)
+    mu = float(means[0, 1])
+    assert abs(float(rewards.mean()) - mu) < 5 * np.sqrt(mu * (1 - mu) / 20_000)
+
+
+def test_contextual_env():
+    env = envs.ContextualLogisticBandit(K=6, d=4)
+    assert not env.fixed_arms
+    s = env.reset(jax.random.PRNGKey(0))
+    a0, a1 = env.arms(s, 0), env.arms(s, 1)
+    assert a0.shape == (6, 4)
+    assert not np.allclose(a0, a1)  # redrawn every round
+    np.testing.assert_array_equal(a1, env.arms(s, 1))  # a pure function of (instance, t)
+    _, means = env.pull(s, 0, jax.random.PRNGKey(1), t=1)
+    np.testing.assert_allclose(means, jax.nn.sigmoid(a1 @ s.theta))
+
+
+@pytest.mark.parametrize("theta_cov, expected", [("paper", lambda d: 1.0 / d), ("unit", lambda d: 1.0)])
+def test_theta_cov_gives_stated_variance(theta_cov, expected):
+    """var(x^T theta*) over instances and arms: 1/d for "paper" (3/d^2), 1 for "unit" (3/d).
+
+    x^T theta* is Gaussian given x, so var over 4000 instances x 100 arms has relative standard
+    error about sqrt(2 / 4000) = 2.2% (arms within an instance are correlated through theta*);
+    10% tolerance is > 4 s.e. (failure rate below 1e-4).
+    """
+    d = 10
+    env = envs.LogisticBandit(K=100, d=d, theta_cov=theta_cov)
+    states = jax.vmap(env.reset)(jax.random.split(jax.random.PRNGKey(0), 4000))
+    eta = jnp.einsum("nkd,nd->nk", states.arms, states.theta)
+    assert float(jnp.var(eta)) == pytest.approx(expected(d), rel=0.1)
+    assert envs.theta_variance(theta_cov, d) == pytest.approx({"paper": 3 / d**2, "unit": 3 / d}[theta_cov])
+
+
+@pytest.mark.parametrize("bad", [{"K": 0}, {"d": -1}, {"theta_cov": "wide"}, {"theta_cov": -1.0}])
+def test_bad_settings_raise(bad):
+    with pytest.raises(ValueError):
+        envs.LogisticBandit(**bad)

@@ -1,0 +1,185 @@
+"""bb.simulate: result layout, common random numbers, learning, host loop, memory, netCDF."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+import xarray as xr
+from bayesbandit.models import logistic
+
+import bayesbandit as bb
+from bayesbandit import envs
+from bayesbandit.simulate import _init, cumulative_regret, summary_markdown
+
+ENV = envs.LinearBandit(K=8, d=3, noise=0.5)
+H = 200  # one horizon and run count throughout, so compiled executables are reused
+
+
+@pytest.fixture(scope="module")
+def results():
+    policies = {"ts": bb.LinTS(v=0.5), "ts_copy": bb.LinTS(v=0.5), "ucb": bb.LinUCB(alpha=1.0)}
+    return bb.simulate(policies, ENV, horizon=H, runs=3, seed=1, progress=False, record=_record_means)
+
+
+def _record_means(info, step):
+    return {"means": step.means}
+
+
+def test_dims_and_attrs(results):
+    assert results.regret.dims == ("policy", "run", "round")
+    assert results.regret.shape == (3, 3, H)
+    assert results.arm.dtype == np.int32
+    assert list(results.policy.values) == ["ts", "ts_copy", "ucb"]
+    assert results.means.shape == (3, 3, H, 8)
+    for var in ("compile_time", "run_time", "wall_time"):
+        assert results[var].dims == ("policy",) and np.all(results[var].values >= 0)
+    assert results.attrs["horizon"] == H and results.attrs["runs"] == 3 and results.attrs["seed"] == 1
+    assert "LinearBandit" in results.attrs["env"]
+    assert np.all(results.regret.values >= 0)
+
+
+def test_common_random_numbers(results):
+    # identical policies under different names: identical everything
+    for var in ("regret", "reward", "arm"):
+        np.testing.assert_array_equal(results[var].sel(policy="ts"), results[var].sel(policy="ts_copy"))
+    # different policies: the same instances (means) in every round
+    np.testing.assert_array_equal(results.means.sel(policy="ts"), results.means.sel(policy="ucb"))
+    # same arm in the same (run, round): the same reward realisation
+    same = results.arm.sel(policy="ts") == results.arm.sel(policy="ucb")
+    assert int(same.sum()) > 0
+    np.testing.assert_array_equal(
+        results.reward.sel(policy="ts").values[same.values], results.reward.sel(policy="ucb").values[same.values]
+    )
+    # a separate call with the same seed reproduces the result
+    again = bb.simulate(bb.LinUCB(alpha=1.0), ENV, horizon=H, runs=3, seed=1, progress=False, record=_record_means)
+    np.testing.assert_array_equal(again.regret.isel(policy=0), results.regret.sel(policy="ucb"))
+
+
+def test_numeric_hyperparameters_share_the_executable():
+    ds = bb.simulate(
+        {"a": bb.LinUCB(alpha=0.3), "b": bb.LinUCB(alpha=2.0)},
+        ENV,
+        horizon=H,
+        runs=3,
+        progress=False,
+        record=_record_means,
+    )
+    assert ds.compile_time.sel(policy="b") == 0.0
+    assert not np.array_equal(ds.arm.sel(policy="a"), ds.arm.sel(policy="b"))
+
+
+def test_learning_policy_beats_uniform(results):
+    # uniform play: per-round expected regret max mu - mean mu on the same instances
+    means = results.means.sel(policy="ucb").isel(round=0).values  # (runs, K), fixed arms
+    uniform = H * (means.max(1) - means.mean(1))
+    final = cumulative_regret(results).sel(policy="ucb").isel(round=-1).values
+    assert final.mean() < 0.5 * uniform.mean()
+
+
+@dataclasses.dataclass(frozen=True)
+class NoJit:
+    """A policy that simulate must run in the host loop (it jits its own pure parts, as an
+    index-backed policy would)."""
+
+    inner: object
+    jittable = False
+
+    def init(self, *args, **kwargs):
+        return self.inner.init(*args, **kwargs)
+
+    def select(self, state, arms, key):
+        return _jitted(self.inner.select)(state, arms, key)
+
+    def update(self, state, arm, reward):
+        return _jitted(self.inner.update)(state, arm, reward)
+
+
+_JITTED = {}
+
+
+def _jitted(method):
+    return _JITTED.setdefault(method, jax.jit(method))
+
+
+@pytest.mark.parametrize("env", [ENV, envs.ContextualLogisticBandit(K=5, d=3)], ids=["fixed", "contextual"])
+def test_host_loop_matches_scan(env):
+    policy = bb.LinTS(v=0.5)
+    kwargs = dict(horizon=6, runs=2, seed=3, progress=False, num_chunks=2)
+    scan = bb.simulate({"p": policy}, env, **kwargs)
+    host = bb.simulate({"p": NoJit(policy)}, env, **kwargs)
+    assert host.regret.dims == scan.regret.dims
+    np.testing.assert_array_equal(host.arm.values, scan.arm.values)
+    np.testing.assert_allclose(host.regret.values, scan.regret.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(host.reward.values, scan.reward.values, rtol=1e-12, atol=1e-12)
+
+
+def test_chunking_does_not_change_results(results):
+    kwargs = dict(horizon=H, runs=3, seed=1, progress=False, record=_record_means)
+    a = bb.simulate(bb.LinTS(v=0.5), ENV, num_chunks=7, **kwargs)  # 7 chunks of 29, the last one padded
+    np.testing.assert_array_equal(a.arm.values[0], results.arm.sel(policy="ts").values)
+    assert a.sizes["round"] == H
+
+
+@pytest.mark.parametrize("policy", [bb.GLMTSL(logistic(), a=1.0), bb.LinTS()], ids=["tsl", "lints"])
+def test_state_size_independent_of_horizon_for_fixed_arms(policy):
+    """For a fixed arm set the policy state (sufficient statistics) does not grow with the horizon."""
+    env = envs.LogisticBandit(K=20, d=4)
+    key = jax.random.PRNGKey(0)
+    shapes = [jax.eval_shape(lambda k, c=c: _init(policy, env, c, k), key) for c in (100, 50_000)]
+    assert jax.tree.structure(shapes[0]) == jax.tree.structure(shapes[1])
+    assert [(x.shape, x.dtype) for x in jax.tree.leaves(shapes[0])] == [
+        (x.shape, x.dtype) for x in jax.tree.leaves(shapes[1])
+    ]
+    assert max(x.size for x in jax.tree.leaves(shapes[0])) <= 20 * 4
+
+
+def test_netcdf_round_trip(results, tmp_path):
+    path = tmp_path / "r.nc"
+    results.to_netcdf(path)
+    with xr.open_dataset(path) as back:
+        back = back.load()
+    xr.testing.assert_identical(back.drop_vars("policy_description"), results.drop_vars("policy_description"))
+    assert list(back.policy_description.values) == list(results.policy_description.values)
+
+
+def test_summary_and_plot(results, tmp_path):
+    df = bb.summarize(results)
+    assert list(df.index) == ["ts", "ts_copy", "ucb"]
+    assert {"regret", "regret_se", "compile_s", "run_s", "wall_s", "rounds_per_s"} <= set(df.columns)
+    np.testing.assert_allclose(df.loc["ts", "regret"], results.regret.sel(policy="ts").sum("round").mean())
+    md = summary_markdown(df)
+    assert md.splitlines()[0].startswith("| policy | regret")
+    path = tmp_path / "r.png"
+    bb.plot_regret(results, path)
+    assert path.stat().st_size > 1000
+    results.bandit.plot(tmp_path / "r2.png")
+    assert (tmp_path / "r2.png").exists()
+
+
+@pytest.mark.parametrize("bad", [{"horizon": 0}, {"runs": 0}, {"horizon": 2.5}])
+def test_bad_arguments(bad):
+    kwargs = dict(horizon=10, runs=1) | bad
+    with pytest.raises(ValueError):
+        bb.simulate(bb.LinTS(), ENV, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plain:
+    """A jittable policy that is not a registered pytree: simulate closes over it."""
+
+    inner: object
+
+    def init(self, *args, **kwargs):
+        return self.inner.init(*args, **kwargs)
+
+    def select(self, state, arms, key):
+        return self.inner.select(state, arms, key)
+
+    def update(self, state, arm, reward):
+        return self.inner.update(state, arm, reward)
+
+
+def test_policy_that_is_not_a_pytree(results):
+    ds = bb.simulate({"plain": Plain(bb.LinTS(v=0.5))}, ENV, horizon=H, runs=3, seed=1, progress=False)
+    np.testing.assert_array_equal(ds.arm.isel(policy=0).values, results.arm.sel(policy="ts").values)
