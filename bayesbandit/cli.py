@@ -14,6 +14,7 @@ an empty string to disable), so a second run of the same experiment skips most c
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -41,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, default=None, help="output folder (default: results/EXPERIMENT)")
     run.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    run.add_argument(
+        "--jobs", type=_positive_int, default=1, help="worker processes, for experiments made of parts (default 1)"
+    )
     return parser
 
 
@@ -84,14 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     module = load_experiment(args.experiment)
     out = args.out if args.out is not None else Path("results") / args.experiment
     start = time.perf_counter()
-    paths = module.run(
-        out,
-        quick=args.quick,
-        runs=args.runs,
-        horizon=args.horizon,
-        seed=args.seed,
-        progress=not args.no_progress,
-    )
+    options = {"quick": args.quick, "runs": args.runs, "horizon": args.horizon, "seed": args.seed}
+    if args.jobs != 1:
+        if "jobs" not in inspect.signature(module.run).parameters:
+            print(f"bayesbandit: experiment {args.experiment!r} runs in one process; drop --jobs", file=sys.stderr)
+            return 2
+        options["jobs"] = args.jobs
+    paths = module.run(out, progress=not args.no_progress, **options)
     elapsed = time.perf_counter() - start
     print(f"\n{args.experiment} finished in {elapsed:.1f} s; wrote:")
     for kind, path in paths.items():
