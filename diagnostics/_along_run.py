@@ -134,7 +134,8 @@ def along_run(
     methods : sequence of str
         Passed to :func:`compare` (must include ``"nuts"`` for distances).
     fpl_a : float, optional
-        FPL perturbation scale; defaults to the policy's ``a`` for ``GLMFPL``, else 1.0.
+        FPL perturbation scale; defaults to the policy's ``a`` for ``GLMFPL``, else 0.5 (see
+        :func:`compare`).
     **compare_kwargs
         ``num_draws``, ``num_warmup``, ``num_chains``, ``thresholds``... for :func:`compare`.
 
@@ -155,7 +156,7 @@ def along_run(
     >>> df = along_run(bb.GLMTSL(logistic()), arms, np.ones(3), [20, 200])  # doctest: +SKIP
     """
     if fpl_a is None:
-        fpl_a = float(policy.a) if isinstance(policy, bb.GLMFPL) else 1.0
+        fpl_a = float(policy.a) if isinstance(policy, bb.GLMFPL) else 0.5
     bound, snapshots = run_snapshots(policy, arms, theta_true, rounds, reward_fn=reward_fn, seed=seed)
     records = []
     for i, (t, (x, y, w)) in enumerate(sorted(snapshots.items())):

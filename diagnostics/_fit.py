@@ -115,7 +115,7 @@ def fit_nuts(
     num_warmup: int,
     num_chains: int,
     init: jax.Array,
-    chain_method: str = "vectorized",
+    chain_method: str = "sequential",
     dense_mass: bool = True,
     target_accept_prob: float = 0.8,
     max_tree_depth: int = 10,
@@ -144,7 +144,13 @@ def fit_nuts(
         chain_method = "sequential"  # as numpyro.infer.MCMC does, without the warning
     start = time.perf_counter()
     fn = _nuts_fn(
-        bound, int(num_warmup), int(num_draws), chain_method, bool(dense_mass), float(target_accept_prob), int(max_tree_depth)
+        bound,
+        int(num_warmup),
+        int(num_draws),
+        chain_method,
+        bool(dense_mass),
+        float(target_accept_prob),
+        int(max_tree_depth),
     )
     keys = jax.random.split(key, num_chains)
     init = jnp.asarray(init, dtype=x.dtype).reshape(num_chains, bound.num_params)
@@ -163,9 +169,10 @@ def fit_nuts(
 
 
 # ------------------------------------------------------------------------------ compiled pieces
-# Each is compiled once per bound model, setting and data shape, and reused (for instance by
-# along_run, whose per-arm history keeps one shape): on a CPU, compiling Newton costs far more
-# than running it on a bandit-sized history.
+# Each is compiled once per bound model (static: it is hashable), setting and data shape, with the
+# data as traced arguments, and reused (for instance by along_run, whose per-arm history keeps one
+# shape): on a CPU, compiling Newton or NUTS costs far more than running it on a bandit-sized
+# history.
 
 
 @functools.lru_cache(maxsize=64)
