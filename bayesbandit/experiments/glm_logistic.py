@@ -229,6 +229,8 @@ def write_outputs(results: xr.Dataset, out_dir: str | Path) -> dict[str, Path]:
     }
     fig.savefig(paths["plot"], dpi=120)
     plt.close(fig)
+    for variable in results.variables.values():  # results read back from netCDF carry old string sizes
+        variable.encoding.pop("char_dim_name", None)
     results.to_netcdf(paths["results"])
     header = (
         f"# glm-logistic: {DESCRIPTION}\n\n"
