@@ -16,20 +16,19 @@ from bayesbandit.models import logistic
 import bayesbandit as bb
 from bayesbandit.history import ArmHistory, RowHistory
 
-# (name, factory, in the fast tier). Each policy's experiment compiles in ~15 s of CPU, so the
-# default run covers three policies (one Laplace, one perturbation, one linear) and the rest are
-# marked slow (run them with ``-m slow``).
+# (name, factory). Each policy's experiment compiles once (a few seconds of CPU) and is shared by
+# every test below.
 POLICIES = [
-    ("glm_tsl", lambda m: bb.GLMTSL(m, a=1.0), True),
-    ("glm_fpl", lambda m: bb.GLMFPL(m, a=0.5), True),
-    ("glm_ucb", lambda m: bb.GLMUCB(m, rho=0.5), False),
-    ("ucb_glm", lambda m: bb.UCBGLM(m, alpha=0.5), False),
-    ("eps_greedy", lambda m: bb.EpsilonGreedy(m, epsilon=0.05), False),
-    ("lin_ts", lambda m: bb.LinTS(lam=1.0, v=0.5), False),
-    ("lin_ucb", lambda m: bb.LinUCB(lam=1.0, alpha=1.0), True),
+    ("glm_tsl", lambda m: bb.GLMTSL(m, a=1.0)),
+    ("glm_fpl", lambda m: bb.GLMFPL(m, a=0.5)),
+    ("glm_ucb", lambda m: bb.GLMUCB(m, rho=0.5)),
+    ("ucb_glm", lambda m: bb.UCBGLM(m, alpha=0.5)),
+    ("eps_greedy", lambda m: bb.EpsilonGreedy(m, epsilon=0.05)),
+    ("lin_ts", lambda m: bb.LinTS(lam=1.0, v=0.5)),
+    ("lin_ucb", lambda m: bb.LinUCB(lam=1.0, alpha=1.0)),
 ]
-MAKERS = {name: make for name, make, _ in POLICIES}
-NAMES = [pytest.param(name, id=name, marks=() if fast else pytest.mark.slow) for name, _, fast in POLICIES]
+MAKERS = dict(POLICIES)
+NAMES = list(MAKERS)
 
 K, D, HORIZON, RUNS = 100, 10, 2000, 8
 
@@ -104,11 +103,9 @@ def test_same_seed_same_arms_under_vmap(name):
     assert len({tuple(row) for row in chosen[1:]}) == RUNS - 1
 
 
-@pytest.mark.parametrize("name", [n if n == "lin_ucb" else pytest.param(n, marks=pytest.mark.slow) for n in MAKERS])
+@pytest.mark.parametrize("name", NAMES)
 def test_compiles_once(name):
-    """A second call with new values (other keys, same shapes) reuses the compiled experiment.
-
-    It reruns the whole experiment, so only the cheapest policy is in the fast tier."""
+    """A second call with new values (other keys, same shapes) reuses the compiled experiment."""
     fn, traces = experiment(name)
     first = results(name)
     other = jax.tree.map(np.asarray, fn(run_keys(1)))
