@@ -45,8 +45,13 @@ class GLMPolicy:
     """Base of the GLM policies: ``init`` and ``update`` are shared, ``scores`` differs.
 
     Fields shared by every GLM policy (keyword-only after ``model``): ``max_newton`` (cap on
-    Newton iterations per update), ``tol`` (Newton-decrement tolerance), ``num_explore``
-    (initial exploration rounds; ``None`` means ``d``) and ``obs_site``.
+    Newton iterations per update), ``tol`` (Newton-decrement tolerance in nats of log posterior;
+    1e-8 moves the MAP by far less than a posterior standard deviation, and lets the quadratic
+    stop of :func:`bayesbandit.inference.newton` skip the confirming pass late in a run),
+    ``num_explore`` (initial exploration rounds; ``None`` means ``d``) and ``obs_site``.
+    A solve that hits ``max_newton`` keeps its last iterate (the next update continues from it)
+    and reports ``info.newton.converged = False``; ``simulate`` counts these as
+    ``newton_failures`` and ``Agent`` warns.
     """
 
     model: Any
