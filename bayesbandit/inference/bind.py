@@ -48,6 +48,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from jax.flatten_util import ravel_pytree
+from jax.scipy.special import gammaln
 from numpyro import handlers
 from numpyro.distributions import biject_to
 from numpyro.distributions.util import sum_rightmost
@@ -168,11 +169,11 @@ class BoundModel:
         fn = obs["fn"]
         y0, y1 = self._structure.y_ref
         if self.is_affine:
-            l0 = fn.log_prob(jnp.full(y.shape, y0, dtype=y.dtype))
-            l1 = fn.log_prob(jnp.full(y.shape, y1, dtype=y.dtype))
+            l0 = _log_prob(fn, jnp.full(y.shape, y0, dtype=y.dtype))
+            l1 = _log_prob(fn, jnp.full(y.shape, y1, dtype=y.dtype))
             ll = l0 + (y - y0) * (l1 - l0) / (y1 - y0)
         else:
-            ll = fn.log_prob(jnp.where(mask, y, y0))
+            ll = _log_prob(fn, jnp.where(mask, y, y0))
         if obs["scale"] is not None:
             ll = ll * obs["scale"]
         return ll
@@ -229,7 +230,7 @@ class BoundModel:
         _, obs, _ = self._run(jnp.asarray(theta, dtype=x.dtype), x)
         y0, y1 = self._structure.y_ref
         ones = jnp.ones(x.shape[:1], x.dtype)
-        return (obs["fn"].log_prob(y1 * ones) - obs["fn"].log_prob(y0 * ones)) / (y1 - y0)
+        return (_log_prob(obs["fn"], y1 * ones) - _log_prob(obs["fn"], y0 * ones)) / (y1 - y0)
 
     def constrain(self, theta: ArrayLike) -> dict[str, Array]:
         """Latent site values (constrained space) at a flat unconstrained ``theta``."""
@@ -294,6 +295,25 @@ def bound_for(model: Model | BoundModel, feature_shape: tuple[int, ...], obs_sit
             raise ModelSpecError(f"model is bound to features of shape {model.feature_shape}, not {feature_shape}.")
         return model
     return BoundModel(model, feature_shape, obs_site)
+
+
+def _log_prob(fn: Any, value: Array) -> Array:
+    """``fn.log_prob(value)``, with derivatives that are right at every parameter value.
+
+    NumPyro evaluates Bernoulli and Binomial log-probabilities with logits through
+    ``clip(x, 0) + log1p(exp(-|x|)) - x y``, whose autodiff derivative at exactly ``x = 0`` is
+    wrong (``clip`` and ``abs`` have zero derivative at their kinks: ``-y`` instead of
+    ``1/2 - y``, and a zero second derivative). The prior mode ``theta = 0`` puts every logit
+    there, so Newton's first step from it would see a wrong gradient and Hessian. These two
+    families use ``softplus`` instead (same values, smooth derivatives).
+    """
+    if isinstance(fn, dist.BernoulliLogits):
+        return value * fn.logits - jax.nn.softplus(fn.logits)
+    if isinstance(fn, dist.BinomialLogits):
+        n = fn.total_count
+        log_binom = gammaln(n + 1) - gammaln(value + 1) - gammaln(n - value + 1)
+        return log_binom + value * fn.logits - n * jax.nn.softplus(fn.logits)
+    return fn.log_prob(value)
 
 
 def _run_program(

@@ -242,3 +242,23 @@ def test_map_converges_from_a_bad_start():
     ref = map_jit(logistic(), x, y, w)
     assert bool(fit.info.converged) and int(fit.info.num_steps) > 0
     np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(ref.theta), atol=1e-8)
+
+
+@pytest.mark.parametrize("family", ["logistic", "probit"])
+def test_derivatives_are_right_where_every_logit_is_zero(family):
+    """At the prior mode theta = 0 every logit is exactly 0, a kink of NumPyro's
+    logits-Bernoulli formula (its autodiff gradient there is -y instead of 1/2 - y). The bound
+    potential (prior N(0, I)) must give the analytic derivatives at that point:
+    logistic: g = sum (1/2 - y) x, H = I + sum x x^T / 4;
+    probit: g = 4 phi(0) sum (1/2 - y) x, H = I + 4 phi(0)^2 sum x x^T."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (7, 3))
+    y = np.array([0, 0, 1, 0, 1, 1, 0], float)
+    bound = bb.bind(logistic() if family == "logistic" else probit(), x)
+    theta = jnp.zeros(3)
+    grad = jax.grad(bound.potential)(theta, x, y)
+    hess = jax.hessian(bound.potential)(theta, x, y)
+    phi0 = 1.0 / np.sqrt(2.0 * np.pi)
+    scale, curvature = (1.0, 0.25) if family == "logistic" else (4.0 * phi0, 4.0 * phi0**2)
+    np.testing.assert_allclose(grad, scale * x.T @ (0.5 - y), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hess, np.eye(3) + curvature * x.T @ x, rtol=1e-10, atol=1e-12)
