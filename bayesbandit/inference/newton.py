@@ -151,10 +151,6 @@ def newton(
     return NewtonResult(c.theta, c.chol, NewtonInfo(c.i, c.grad_norm, c.decrement, converged))
 
 
-def _as_bound(model, x: Array) -> BoundModel:
-    return bound_for(model, tuple(x.shape[1:]))
-
-
 def map_estimate(
     model,
     x: ArrayLike,
@@ -201,7 +197,7 @@ def map_estimate(
     x = jnp.asarray(x, dtype=jnp.float64)
     y = jnp.asarray(y, dtype=x.dtype)
     w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
-    bound = _as_bound(model, x)
+    bound = bound_for(model, tuple(x.shape[1:]))
     theta0 = bound.init_theta(x.dtype) if init is None else jnp.asarray(init, dtype=x.dtype)
     return _map_jit(bound, x, y, w, theta0, max_steps, jnp.asarray(tol, x.dtype))
 
