@@ -1,17 +1,18 @@
 """bayesbandit: Bayesian bandits from NumPyro reward programs.
 
-bayesbandit turns JAX's 64-bit mode on when imported: Newton's method and Cholesky factors of
-nearly singular Hessians need float64 (arrays you create yourself keep their dtype).
+Importing bayesbandit changes no global JAX setting. The Newton-based inference (GLM-TSL and
+the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
+``perturbed_map``) needs float64: call :func:`bayesbandit.enable_x64` first (see
+:mod:`bayesbandit.precision`).
 """
 
-import jax
-
-jax.config.update("jax_enable_x64", True)
-
-from bayesbandit import envs, errors  # noqa: E402
-from bayesbandit.agent import Agent  # noqa: E402
-from bayesbandit.inference import (  # noqa: E402
+from bayesbandit import envs, errors, precision
+from bayesbandit._base import Buffered, Env, HostPolicy, Info, ModelBased, Outcome, Policy, RewardSupport
+from bayesbandit.agent import Agent
+from bayesbandit.inference import (
     BoundModel,
+    DenseNewton,
+    FirstOrder,
     Laplace,
     NewtonInfo,
     NewtonResult,
@@ -20,7 +21,7 @@ from bayesbandit.inference import (  # noqa: E402
     map_estimate,
     perturbed_map,
 )
-from bayesbandit.policies import (  # noqa: E402
+from bayesbandit.policies import (
     GLMFPL,
     GLMTSL,
     GLMUCB,
@@ -28,14 +29,16 @@ from bayesbandit.policies import (  # noqa: E402
     EpsilonGreedy,
     LinTS,
     LinUCB,
-    Policy,
-    PolicyInfo,
 )
-from bayesbandit.simulate import plot_regret, simulate, summarize  # noqa: E402
+from bayesbandit.precision import enable_x64
+from bayesbandit.sim import plot_regret, simulate, summarize
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = (
+    # precision
+    "enable_x64",
+    "precision",
     # binding and inference
     "bind",
     "BoundModel",
@@ -45,9 +48,18 @@ __all__ = (
     "Laplace",
     "NewtonInfo",
     "NewtonResult",
-    # policies
+    "DenseNewton",
+    "FirstOrder",
+    # the contract
     "Policy",
-    "PolicyInfo",
+    "HostPolicy",
+    "ModelBased",
+    "Buffered",
+    "Info",
+    "Env",
+    "Outcome",
+    "RewardSupport",
+    # policies
     "GLMTSL",
     "GLMFPL",
     "GLMUCB",

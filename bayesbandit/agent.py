@@ -2,21 +2,21 @@
 
 ``Agent`` is the convenience level over the pure policy API (the policy stays the expert
 level). Every input is validated before any state changes; a bad input raises
-:class:`bayesbandit.errors.InvalidInput` and leaves the agent as it was.
+:class:`bayesbandit.errors.InvalidInput` and leaves the agent as it was, bit for bit.
 
-Checkpoints are single files written atomically (a temporary file in the same folder, flushed
-and ``fsync``-ed, then renamed over the target), so an interrupted save leaves the previous file
-intact. They hold a format version, the policy (pickled: zoo models and module-level programs
-pickle; for a closure pass ``policy=`` to :meth:`Agent.load`), the state as NumPy arrays and the
-PRNG key, so a reloaded agent continues bit-for-bit.
+Checkpoints (:mod:`bayesbandit.checkpoint`) hold the state arrays and the PRNG key behind a JSON
+header: the policy's class and hyper-parameters, a fingerprint of the reward program's
+behaviour, a fingerprint of the arm set, and the state's layout. There is no pickle, so loading a
+file never runs code from it; :meth:`Agent.load` takes the policy from the caller and refuses
+(:class:`~bayesbandit.errors.CheckpointError`) a file written for another policy, program, arm
+set or state layout. A reloaded agent continues bit-for-bit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
-import pickle
-import tempfile
 import warnings
 from typing import Any
 
@@ -24,23 +24,52 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._base import Buffered, ModelBased, policy_kind
 from bayesbandit._typing import ArrayLike
-from bayesbandit._validation import check_arm, check_features, check_reward
+from bayesbandit.checkpoint import array_fingerprint, program_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
-from bayesbandit.history import RowHistory
-from bayesbandit.policies._base import Policy, PolicyInfo, model_of
+from bayesbandit.validation import check_action, check_arms, check_feedback, check_int
 
 __all__ = ["Agent"]
 
-FORMAT_VERSION = 1
-_MAGIC = "bayesbandit-agent"
+_KIND = "bayesbandit-agent"
 
 
-def _select_and_split(policy: Policy, state: Any, arms: Any, key: Any) -> tuple[Any, Any, PolicyInfo]:
-    """One jitted call: advance the agent's key and select with a fresh subkey."""
+def _select_and_split(policy: Any, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
+    """One call: advance the agent's key and select with a fresh subkey."""
     key, sub = jax.random.split(key)
-    arm, info = policy.select(state, arms, sub)
-    return key, arm, info
+    action, info = policy.select(state, arms, sub)
+    return key, action, info
+
+
+def _describe(value: Any) -> Any:
+    """A JSON description of a hyper-parameter (stable across processes: no addresses)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float | np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray | jax.Array) and np.asarray(value).ndim == 0:
+        return float(np.asarray(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: _describe(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"type": type(value).__name__, **fields}
+    return {"type": type(value).__name__}
+
+
+def policy_description(policy: Any) -> dict[str, Any]:
+    """The policy's class and hyper-parameters, as a checkpoint records them (the program apart)."""
+    cls = type(policy)
+    params = {f.name: _describe(getattr(policy, f.name)) for f in dataclasses.fields(policy) if f.name != "model"}
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", "hyper_parameters": params}
+
+
+def _key_data(key: Any) -> np.ndarray:
+    return np.asarray(jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key)
+
+
+def _layout(state: Any) -> dict[str, Any]:
+    leaves, treedef = jax.tree.flatten(state)
+    return {"treedef": str(treedef), "leaves": [[list(np.shape(x)), np.dtype(x.dtype).str] for x in leaves]}
 
 
 class Agent:
@@ -49,7 +78,7 @@ class Agent:
     Parameters
     ----------
     policy : Policy
-        A pure policy, e.g. ``bb.GLMTSL(logistic(), a=1.0)``.
+        A policy, e.g. ``bb.GLMTSL(logistic(), a=1.0)``.
     arms : array, shape (K, d), optional
         A fixed arm set; then ``select()`` takes no argument.
     d : int, optional
@@ -57,13 +86,14 @@ class Agent:
     seed : int
         Seed of the agent's PRNG key (same seed, same choices).
     capacity : int, optional
-        Initial row-buffer capacity when a row buffer is used (it doubles when full).
+        Initial row-buffer capacity when the policy keeps one (it doubles when full).
 
     Examples
     --------
     >>> import numpy as np
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import logistic
+    >>> bb.enable_x64()
     >>> arms = np.random.default_rng(0).uniform(-1, 1, (10, 3))
     >>> agent = bb.Agent(bb.GLMTSL(logistic()), arms=arms, seed=0)
     >>> arm = agent.select()
@@ -74,147 +104,196 @@ class Agent:
 
     def __init__(
         self,
-        policy: Policy,
+        policy: Any,
         arms: ArrayLike | None = None,
         *,
         d: int | None = None,
         seed: int = 0,
         capacity: int | None = None,
-        _state: Any = None,
-        _key: Any = None,
     ) -> None:
+        kind = policy_kind(policy)
         if arms is None and d is None:
-            raise InvalidInput("Agent needs a fixed arm set (arms=, shape (K, d)) or a feature dimension (d=).")
+            raise InvalidInput(
+                "Agent needs a fixed arm set or a feature dimension. Fix: Agent(policy, arms=...) with arms of "
+                "shape (K, d), or Agent(policy, d=...) and pass each round's arms to select(arms)."
+            )
+        seed = check_int("Agent", "seed", seed, low=0)
         self.policy = policy
-        self._arms = None if arms is None else check_features(arms, "arms", ndim=2)
-        self.d = int(self._arms.shape[1]) if self._arms is not None else int(d)  # type: ignore[arg-type]
+        self._arms = None if arms is None else check_arms(arms, unchanged=None)
+        self.d = int(self._arms.shape[1]) if self._arms is not None else check_int("Agent", "d", d, low=1)
         if self._arms is not None and d is not None and d != self.d:
-            raise InvalidInput(f"d={d} does not match the arm set's feature dimension {self.d}.")
-        model = model_of(policy)
-        self._bound = None if model is None else policy.bound(self.d)  # type: ignore[attr-defined]
-        self._key = jax.random.PRNGKey(seed) if _key is None else _key
-        self.state = policy.init(self._arms, d=self.d, capacity=capacity) if _state is None else _state
-        self._select = jax.jit(functools.partial(_select_and_split, policy))
-        self._update = jax.jit(policy.update)
+            raise InvalidInput(f"The 'd' parameter of Agent is {d} but the arm set has d = {self.d}. Fix: omit d.")
+        self._support = policy.reward_support(self.d)
+        key, init_key = jax.random.split(jax.random.PRNGKey(seed))
+        self._key = key
+        self.state = policy.init(self._arms, d=self.d, capacity=capacity, key=init_key)
+        wrap = jax.jit if kind == "jax" else (lambda f: f)
+        self._select = wrap(functools.partial(_select_and_split, policy))
+        self._update = wrap(policy.update)
         self._arms_device = None if self._arms is None else jnp.asarray(self._arms)
         self._last_arms: np.ndarray | None = None
-        self.last_info: PolicyInfo | None = None
+        self._action_shape: tuple[int, ...] | None = None
+        self.num_updates = 0
+        self.last_select_info: Any = None
+        self.last_update_info: Any = None
 
     # ------------------------------------------------------------------------------ acting
-    @property
-    def num_updates(self) -> int:
-        """Number of observations recorded."""
-        return int(self.state.t)
+    def select(self, arms: ArrayLike | None = None) -> Any:
+        """Choose an action: an index into the fixed arm set, or into ``arms`` (K, d) if given.
 
-    def select(self, arms: ArrayLike | None = None) -> int:
-        """Choose an arm: an index into the fixed arm set, or into ``arms`` (K, d) if given."""
+        Returns an ``int`` (or an int array of indices for a k-subset policy).
+        """
         if arms is None:
             if self._arms is None:
-                raise InvalidInput("this agent has no fixed arm set: pass this round's arms, select(arms).")
+                raise InvalidInput(
+                    "this agent has no fixed arm set. Fix: pass this round's arms, select(arms) with shape (K, d)."
+                )
             arms_np, arms_device = self._arms, self._arms_device
         else:
-            arms_np = check_features(arms, "arms", ndim=2, dim=self.d)
+            arms_np = check_arms(arms, dim=self.d)
             arms_device = jnp.asarray(arms_np)
-        key, arm, info = self._select(self.state, arms_device, self._key)
+        key, action, info = self._select(self.state, arms_device, self._key)
         self._key = key
         self._last_arms = arms_np
-        self.last_info = info
-        return int(arm)
+        self.last_select_info = info
+        action = np.asarray(action)
+        self._action_shape = action.shape
+        return int(action) if action.ndim == 0 else action
 
-    def update(self, arm: int, reward: float) -> None:
-        """Record ``reward`` for ``arm`` (an index into the fixed set, or into the last ``select`` arms)."""
+    def update(self, action: Any, reward: Any) -> None:
+        """Record ``reward`` for ``action`` (indices into the fixed set, or into the last ``select`` arms).
+
+        Raises
+        ------
+        InvalidInput
+            A malformed action or reward (wrong shape, out of range, non-finite, outside the
+            reward model's support); the agent is unchanged.
+        NotConverged
+            The update produced non-finite state; the agent is unchanged.
+        """
         arms = self._arms if self._arms is not None else self._last_arms
         if arms is None:
-            raise InvalidInput("update(arm, reward) needs a previous select(arms) on a contextual agent.")
-        index = check_arm(arm, arms.shape[0])
-        if self._bound is None:
-            value = check_reward(reward, None, "", "y", arm=index)
-        else:
-            b = self._bound
-            value = check_reward(reward, b.support, b.support_name, b.obs_site, arm=index)
-        state = self.state
-        history = getattr(state, "history", None)
-        if isinstance(history, RowHistory) and int(history.size) >= history.capacity:
-            state = state._replace(history=history.grow(2 * history.capacity))
-        target = jnp.asarray(index) if self._arms is not None else jnp.asarray(arms[index])
-        new_state = self._update(state, target, jnp.asarray(value))
-        fit = getattr(new_state, "fit", None)
-        if fit is not None and not bool(fit.info.converged):
-            if not np.all(np.isfinite(np.asarray(fit.theta))):
+            raise InvalidInput(
+                "update(action, reward) on a contextual agent needs a previous select(arms): the action indexes "
+                "those arms. Fix: call select(arms) first; the agent state was not changed."
+            )
+        index = check_action(action, arms.shape[0], self._action_shape or ())
+        value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
+        state = self.policy.reserve(self.state, 1) if isinstance(self.policy, Buffered) else self.state
+        arms_device = self._arms_device if self._arms is not None else jnp.asarray(arms)
+        new_state, info = self._update(state, arms_device, jnp.asarray(index, jnp.int32), jnp.asarray(value))
+        if not bool(np.all(np.asarray(info.converged))):
+            floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+            if not all(np.isfinite(x).all() for x in floats):
                 raise NotConverged(
-                    f"the MAP became non-finite after reward {value:g} for arm {index}; the agent state was not changed."
+                    f"the update for reward {reward!r} of action {action!r} made the policy state non-finite; "
+                    "the agent state was not changed."
                 )
             warnings.warn(
-                f"Newton's method did not converge within max_newton={getattr(self.policy, 'max_newton', '?')} "
-                f"steps (decrement {float(fit.info.decrement):.3g}); the next update continues from here.",
+                f"{type(self.policy).__name__}.update did not converge ({info}); the next update continues from here.",
                 RuntimeWarning,
                 stacklevel=2,
             )
         self.state = new_state
+        self.last_update_info = info
+        self.num_updates += 1
 
     # ------------------------------------------------------------------------------ saving
-    def save(self, path: str | os.PathLike) -> None:
-        """Write a checkpoint atomically: the previous file survives an interrupted save."""
-        path = os.fspath(path)
-        try:
-            pickle.dumps(self.policy)
-            policy = self.policy
-        except Exception:  # a closure or lambda program: the caller passes it back on load
-            policy = None
-        payload = {
-            "magic": _MAGIC,
-            "version": FORMAT_VERSION,
-            "policy": policy,
-            "arms": self._arms,
+    def _header(self) -> dict[str, Any]:
+        program = program_fingerprint(self.policy.bound(self.d)) if isinstance(self.policy, ModelBased) else None
+        capacity = self.policy.capacity(self.state) if isinstance(self.policy, Buffered) else None
+        return {
+            "kind": _KIND,
+            "policy": policy_description(self.policy),
+            "program": program,
+            "arms": None if self._arms is None else array_fingerprint(self._arms),
             "d": self.d,
-            "state": jax.tree.map(np.asarray, self.state),
-            "key": np.asarray(
-                jax.random.key_data(self._key) if jnp.issubdtype(self._key.dtype, jax.dtypes.prng_key) else self._key
-            ),
+            "capacity": capacity,
+            "num_updates": self.num_updates,
+            "action_shape": None if self._action_shape is None else list(self._action_shape),
+            "has_last_arms": self._last_arms is not None and self._arms is None,
+            "state": _layout(self.state),
         }
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".bbagent", dir=folder)
-        try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(payload, f, protocol=pickle.HIGHEST_PROTOCOL)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write a checkpoint atomically (see :mod:`bayesbandit.checkpoint`)."""
+        header = self._header()
+        arrays = [_key_data(self._key)]
+        if self._arms is not None:
+            arrays.append(self._arms)
+        if header["has_last_arms"]:
+            arrays.append(np.asarray(self._last_arms))
+        arrays.extend(np.asarray(x) for x in jax.tree.leaves(self.state))
+        write_checkpoint(path, header, arrays)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, policy: Policy | None = None) -> Agent:
-        """Read a checkpoint written by :meth:`save`.
+    def load(cls, path: str | os.PathLike, policy: Any, *, arms: ArrayLike | None = None) -> Agent:
+        """Read a checkpoint written by :meth:`save` for ``policy``.
 
         Parameters
         ----------
         path : path-like
-        policy : Policy, optional
-            Needed when the saved policy could not be pickled (a closure program).
+        policy : Policy
+            The policy the checkpoint was written for (same class, hyper-parameters and reward
+            program); the file holds no code, so the caller supplies it.
+        arms : array, shape (K, d), optional
+            If given, the arm set the agent must have been saved with.
+
+        Raises
+        ------
+        CheckpointError
+            Unreadable, corrupted, of an unknown format version, or written for another
+            policy, reward program, arm set or state layout (the message names which).
         """
-        try:
-            with open(path, "rb") as f:
-                payload = pickle.load(f)
-        except FileNotFoundError as exc:
-            raise CheckpointError(f"no checkpoint at {os.fspath(path)!r}.") from exc
-        except Exception as exc:
-            raise CheckpointError(f"{os.fspath(path)!r} is not a readable bayesbandit checkpoint: {exc}") from exc
-        if not isinstance(payload, dict) or payload.get("magic") != _MAGIC:
-            raise CheckpointError(f"{os.fspath(path)!r} is not a bayesbandit checkpoint.")
-        if payload.get("version") != FORMAT_VERSION:
+        name = os.fspath(path)
+        meta, arrays = read_checkpoint(path)
+        if meta.get("kind") != _KIND:
+            raise CheckpointError(f"{name!r} is a bayesbandit checkpoint but not of an Agent.")
+        expected = policy_description(policy)
+        if meta["policy"]["class"] != expected["class"]:
             raise CheckpointError(
-                f"checkpoint format version {payload.get('version')} is not supported (this is version {FORMAT_VERSION})."
+                f"{name!r} was written for policy {meta['policy']['class']}, not {expected['class']}. "
+                "Fix: pass the policy it was saved with."
             )
-        policy = policy if policy is not None else payload["policy"]
-        if policy is None:
+        saved_params, params = meta["policy"]["hyper_parameters"], expected["hyper_parameters"]
+        if saved_params != params:
+            diff = sorted(k for k in set(saved_params) | set(params) if saved_params.get(k) != params.get(k))
             raise CheckpointError(
-                "the saved policy could not be pickled (a closure program?): pass it, load(path, policy=...)."
+                f"{name!r} was written for {expected['class']} with other hyper-parameters: "
+                + ", ".join(f"{k}={saved_params.get(k)!r} (given {params.get(k)!r})" for k in diff)
+                + ". Fix: pass the policy it was saved with."
             )
-        state = jax.tree.map(jnp.asarray, payload["state"])
-        return cls(policy, payload["arms"], d=payload["d"], _state=state, _key=jnp.asarray(payload["key"]))
+        d = int(meta["d"])
+        program = program_fingerprint(policy.bound(d)) if isinstance(policy, ModelBased) else None
+        if meta["program"] != program:
+            raise CheckpointError(
+                f"{name!r} was written for another reward program (its fingerprint differs from this policy's "
+                "model). Fix: pass the policy with the program it was saved with."
+            )
+        arrays = list(arrays)
+        key = jnp.asarray(arrays.pop(0))
+        saved_arms = arrays.pop(0) if meta["arms"] is not None else None
+        last_arms = arrays.pop(0) if meta["has_last_arms"] else None
+        if arms is not None:
+            given = check_arms(arms, unchanged=None)
+            if saved_arms is None or array_fingerprint(given) != meta["arms"]:
+                raise CheckpointError(
+                    f"{name!r} was written for another arm set than the one given. Fix: load without arms=, "
+                    "or pass the arm set it was saved with."
+                )
+        agent = cls(policy, saved_arms, d=d, capacity=meta["capacity"])
+        template = agent.state
+        if _layout(template)["treedef"] != meta["state"]["treedef"] or _layout(template)["leaves"] != [
+            [list(np.shape(a)), a.dtype.str] for a in arrays
+        ]:
+            raise CheckpointError(
+                f"{name!r} holds a state of another layout than {expected['class']} builds here "
+                f"({meta['state']['treedef']}). Fix: pass the policy it was saved with."
+            )
+        treedef = jax.tree.structure(template)
+        agent.state = jax.tree.unflatten(treedef, [jnp.asarray(a) for a in arrays])
+        agent._key = key
+        agent._last_arms = last_arms
+        agent._action_shape = None if meta["action_shape"] is None else tuple(meta["action_shape"])
+        agent.num_updates = int(meta["num_updates"])
+        return agent

@@ -13,6 +13,7 @@ __all__ = [
     "ModelSpecError",
     "NotConverged",
     "CheckpointError",
+    "PrecisionError",
 ]
 
 
@@ -37,3 +38,11 @@ class NotConverged(BayesBanditError, RuntimeError):
 
 class CheckpointError(BayesBanditError, ValueError):
     """A saved agent cannot be read: missing, truncated, or written by an unknown format."""
+
+
+class PrecisionError(BayesBanditError, RuntimeError):
+    """A routine that needs float64 was called with JAX's 64-bit mode off.
+
+    bayesbandit never changes JAX's global settings; call :func:`bayesbandit.enable_x64` (or set
+    ``JAX_ENABLE_X64=1``) before creating arrays.
+    """

@@ -1,16 +1,18 @@
 """``along_run``: compare a GLM policy's posterior with NUTS at chosen rounds of a bandit run.
 
 Design: a fixed arm set, rewards drawn from the policy's own reward program at true parameters
-(or from a user function), the policy's pure API in a Python loop over jitted ``select`` /
-``update``, and at each chosen round a snapshot of ``state.history.rows()``: the weighted rows
-``(x, y, w)`` the policy's posterior is built from (for per-arm statistics ``y`` is the arm's mean
-reward and ``w`` its pull count). :func:`compare` then fits every method to exactly that history.
+(or from a user function), the simulation's own round (:func:`bayesbandit.sim.play_round`,
+jitted) in a Python loop, and at each chosen round a snapshot of
+``policy.posterior_rows(state)``: the weighted rows ``(x, y, w)`` the policy's posterior is
+built from (for per-arm statistics ``y`` is the arm's mean reward and ``w`` its pull count).
+:func:`compare` then fits every method to exactly that history.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +22,8 @@ from numpyro import handlers
 
 import bayesbandit as bb
 from bayesbandit.errors import InvalidInput
+from bayesbandit.sim import init_run, key_streams, play_round
+from bayesbandit.validation import check_arms
 
 from ._compare import METHODS, compare
 
@@ -29,35 +33,65 @@ RewardFn = Callable[[jax.Array, jax.Array], jax.Array]
 """``reward_fn(key, arm_index) -> reward``: a user reward source for :func:`along_run`."""
 
 
-def _program_rewards(bound: bb.BoundModel, arms: jax.Array, theta_true: jax.Array) -> RewardFn:
-    """Rewards from the program's observed site at the true parameters, one draw for every arm."""
-    values = bound.constrain(theta_true)
+@dataclass(frozen=True, eq=False)
+class _ProgramBandit:
+    """A fixed-arm environment whose rewards come from the policy's own program (or ``reward_fn``).
 
-    @jax.jit
-    def reward(key, arm):
-        model = handlers.seed(handlers.substitute(bound.model, data=values), key)
-        trace = handlers.trace(model).get_trace(arms, None)
-        return trace[bound.obs_site]["value"][arm].astype(arms.dtype)
+    Rewards of all arms are drawn from the round's key and the pulled one returned (common
+    random numbers). The oracle is the program's mean reward at the true parameters (NaN with
+    a user ``reward_fn``, whose means are unknown; along_run does not score regret).
+    """
 
-    return reward
+    bound: bb.BoundModel
+    arm_set: jax.Array
+    theta_true: jax.Array | None
+    reward_fn: RewardFn | None
+
+    fixed_arms: ClassVar[bool] = True
+
+    @property
+    def d(self) -> int:
+        return int(self.arm_set.shape[1])
+
+    def reset(self, key: jax.Array) -> jax.Array:
+        if self.theta_true is None:
+            return jnp.full(self.arm_set.shape[:1], jnp.nan, self.arm_set.dtype)
+        return self.bound.mean_reward(self.theta_true, self.arm_set)
+
+    def arms(self, env_state: jax.Array, t: Any) -> jax.Array:
+        return self.arm_set
+
+    def pull(self, env_state: jax.Array, action: jax.Array, key: jax.Array, t: Any) -> tuple[jax.Array, bb.Outcome]:
+        outcome = bb.Outcome(env_state[action], jnp.max(env_state))
+        if self.reward_fn is not None:
+            return jnp.asarray(self.reward_fn(key, action), self.arm_set.dtype), outcome
+        assert self.theta_true is not None  # reset made the means from it
+        values = self.bound.constrain(self.theta_true)
+        model = handlers.seed(handlers.substitute(self.bound.model, data=values), key)
+        trace = handlers.trace(model).get_trace(self.arm_set, None)
+        return trace[self.bound.obs_site]["value"][action].astype(self.arm_set.dtype), outcome
 
 
 def run_snapshots(
     policy: Any,
-    arms,
-    theta_true=None,
+    arms: Any,
+    theta_true: Any = None,
     rounds: Sequence[int] = (10, 100),
     *,
     reward_fn: RewardFn | None = None,
     seed: int = 0,
 ) -> tuple[bb.BoundModel, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-    """Run a GLM policy on a fixed arm set and snapshot its history at the chosen rounds.
+    """Run a model-based policy on a fixed arm set and snapshot its history at the chosen rounds.
+
+    The rounds are :func:`bayesbandit.sim.play_round`, the same round the simulation runners
+    play, with the key streams of :func:`bayesbandit.sim.key_streams` for ``seed`` (run 0).
 
     Parameters
     ----------
-    policy : GLM policy
-        ``GLMTSL``, ``GLMFPL``, ``GLMUCB``, ``UCBGLM`` or ``EpsilonGreedy`` (any policy with
-        ``bound(d)`` and a state whose ``history.rows()`` gives weighted rows).
+    policy : model-based policy
+        ``GLMTSL``, ``GLMFPL``, ``GLMUCB``, ``UCBGLM``, ``EpsilonGreedy`` or any policy
+        implementing :class:`bayesbandit.ModelBased` (its ``posterior_rows(state)`` gives the
+        weighted rows its posterior is built from).
     arms : array, shape (K, d)
         The fixed arm set.
     theta_true : array, shape (p,), optional
@@ -75,36 +109,44 @@ def run_snapshots(
     bound : BoundModel
         The policy's model bound to ``d`` features.
     snapshots : dict of int to (x, y, w)
-        ``state.history.rows()`` after each chosen round, as NumPy arrays.
+        ``policy.posterior_rows(state)`` after each chosen round, as NumPy arrays.
     """
-    arms = jnp.asarray(arms, dtype=jnp.float64)
-    if arms.ndim != 2 or arms.shape[0] == 0:
-        raise InvalidInput(f"arms must have shape (K, d) with K >= 1; got shape {arms.shape}.")
+    arms = jnp.asarray(check_arms(arms, unchanged=None))
     rounds = sorted({int(r) for r in rounds})
     if not rounds or rounds[0] < 1:
-        raise InvalidInput(f"rounds must be positive ints; got {rounds}.")
-    if not hasattr(policy, "bound"):
-        raise InvalidInput(f"along_run needs a GLM policy (with a reward model); got {type(policy).__name__}.")
-    bound = policy.bound(arms.shape[1])
+        raise InvalidInput(f"The 'rounds' parameter of along_run must be positive ints. Got {rounds} instead.")
+    if not isinstance(policy, bb.ModelBased):
+        raise InvalidInput(
+            f"The 'policy' parameter of along_run must act on a reward program (bayesbandit.ModelBased: model, "
+            f"bound, posterior_rows); got {type(policy).__name__}. Fix: use a GLM policy such as bb.GLMTSL(model)."
+        )
+    bound: bb.BoundModel = policy.bound(arms.shape[1])
     if reward_fn is None:
         if theta_true is None:
-            raise InvalidInput("along_run needs theta_true (true unconstrained parameters) or a reward_fn.")
-        theta_true = jnp.asarray(theta_true, dtype=jnp.float64)
+            raise InvalidInput(
+                "along_run needs the true parameters or a reward source. Fix: pass theta_true (flat unconstrained, "
+                f"shape ({bound.num_params},)) or reward_fn(key, arm) -> reward."
+            )
+        theta_true = jnp.asarray(theta_true, dtype=arms.dtype)
         if theta_true.shape != (bound.num_params,):
-            raise InvalidInput(f"theta_true must have shape ({bound.num_params},); got {theta_true.shape}.")
-        reward_fn = _program_rewards(bound, arms, theta_true)
+            raise InvalidInput(
+                f"The 'theta_true' parameter of along_run must have shape ({bound.num_params},). "
+                f"Got shape {theta_true.shape} instead."
+            )
+    env = _ProgramBandit(bound, arms, theta_true, reward_fn)
+    keys = key_streams(seed, 1)
+    env_state, state = jax.jit(init_run, static_argnums=(0, 1, 4))(policy, env, keys.env[0], keys.policy[0], rounds[-1])
 
-    select = jax.jit(policy.select)
-    update = jax.jit(policy.update)
-    state = policy.init(arms, capacity=rounds[-1])
-    key = jax.random.PRNGKey(seed)
-    snapshots = {}
-    for t in range(1, rounds[-1] + 1):
-        key, k_select, k_reward = jax.random.split(key, 3)
-        arm, _ = select(state, arms, k_select)
-        state = update(state, arm, reward_fn(k_reward, arm))
-        if t in rounds:
-            snapshots[t] = tuple(np.asarray(a) for a in state.history.rows())
+    @jax.jit
+    def step(state, t):
+        return play_round(policy, env, env_state, state, keys.pull[0], keys.policy[0], t)[0]
+
+    snapshots: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for t in range(rounds[-1]):
+        state = step(state, jnp.asarray(t, jnp.int32))
+        if t + 1 in rounds:
+            x, y, w = policy.posterior_rows(state)
+            snapshots[t + 1] = (np.asarray(x), np.asarray(y), np.asarray(w))
     return bound, snapshots
 
 

@@ -388,7 +388,7 @@ def compare(
         rhat = float(nuts_diag["r_hat"].max()) if num_chains > 1 else np.nan
         ess_bulk = float(nuts_diag["ess_bulk"].min())
         ess_tail = float(nuts_diag["ess_tail"].min())
-        div = int(np.sum(ref.sample_stats["diverging"]))
+        div = int(np.sum(ref.sample_stats["diverging"])) if ref.sample_stats is not None else -1
         nuts_flags = _nuts_flags(rhat if num_chains > 1 else 1.0, ess_bulk, ess_tail, div, num_chains, thresholds)
         if num_chains == 1:
             nuts_flags.insert(0, "nuts: a single chain cannot show non-convergence (R-hat needs >= 2 chains).")

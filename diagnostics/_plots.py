@@ -108,7 +108,7 @@ def plot_pairs(
             ax=ax,
             scatter_kwargs={"color": COLORS[m], "alpha": 0.25, "s": 6, "marker": "o"},
         )
-    axes = np.atleast_1d(ax)
+    axes = np.atleast_1d(np.asarray(ax, dtype=object))
     fig = axes.ravel()[0].figure
     handles = [Line2D([], [], color=COLORS[m], marker="o", linestyle="", label=m) for m in methods]
     fig.legend(handles=handles, loc="upper right")

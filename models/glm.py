@@ -26,6 +26,8 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.stats import norm
 
+from bayesbandit.validation import check_choice, check_scalar
+
 __all__ = ["GLM", "logistic", "probit", "poisson", "linear_gaussian"]
 
 _FAMILIES = ("logistic", "probit", "poisson", "linear_gaussian")
@@ -52,12 +54,9 @@ class GLM:
     noise_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.family not in _FAMILIES:
-            raise ValueError(f"family must be one of {_FAMILIES}; got {self.family!r}.")
-        if not self.prior_scale > 0:
-            raise ValueError(f"prior_scale must be > 0; got {self.prior_scale}.")
-        if not self.noise_scale > 0:
-            raise ValueError(f"noise_scale must be > 0; got {self.noise_scale}.")
+        check_choice("GLM", "family", self.family, _FAMILIES)
+        check_scalar(self.family, "prior_scale", self.prior_scale, low=0.0, low_open=True, high_open=True)
+        check_scalar(self.family, "noise_scale", self.noise_scale, low=0.0, low_open=True, high_open=True)
 
     def _prior(self, d: int) -> dist.Distribution:
         if self.prior is None:

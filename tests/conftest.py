@@ -1,4 +1,4 @@
-"""Test harness: CPU only, float64 on, deterministic NumPy seeds per test."""
+"""Test harness: CPU only, float64 on (explicitly: importing bayesbandit changes no JAX setting)."""
 
 import os
 
@@ -12,9 +12,9 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-import bayesbandit  # noqa: E402,F401  (importing it turns x64 on)
+import bayesbandit  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
+bayesbandit.enable_x64()
 
 
 @pytest.fixture

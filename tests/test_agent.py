@@ -1,12 +1,11 @@
-"""bb.Agent: no retrace, checkpoints that continue bit-for-bit, atomic saves."""
+"""bb.Agent: no retrace, checkpoints that continue bit-for-bit and refuse the wrong policy, atomic saves."""
 
 import os
-import pickle
 
 import numpy as np
 import pytest
 from _asserts import assert_trees_equal
-from bayesbandit.models import logistic
+from bayesbandit.models import logistic, probit
 
 import bayesbandit as bb
 from bayesbandit.errors import CheckpointError
@@ -38,19 +37,19 @@ def play(agent, rounds, seed, contextual=False):
 
 
 AGENTS = [
-    ("glm_tsl", lambda seed: bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=seed), False),
-    ("glm_fpl", lambda seed: bb.Agent(bb.GLMFPL(logistic(), a=0.5), arms=ARMS, seed=seed), False),
-    ("contextual_tsl", lambda seed: bb.Agent(bb.GLMTSL(logistic(), a=1.0), d=3, seed=seed, capacity=8), True),
+    ("glm_tsl", lambda: bb.GLMTSL(logistic(), a=1.0), dict(arms=ARMS), False),
+    ("glm_fpl", lambda: bb.GLMFPL(logistic(), a=0.5), dict(arms=ARMS), False),
+    ("contextual_tsl", lambda: bb.GLMTSL(logistic(), a=1.0), dict(d=3, capacity=8), True),
 ]
 
 
-@pytest.mark.parametrize("name, make, contextual", AGENTS, ids=[a[0] for a in AGENTS])
-def test_save_load_continues_bit_for_bit(tmp_path, name, make, contextual):
-    agent = make(0)
+@pytest.mark.parametrize("name, policy, kwargs, contextual", AGENTS, ids=[a[0] for a in AGENTS])
+def test_save_load_continues_bit_for_bit(tmp_path, name, policy, kwargs, contextual):
+    agent = bb.Agent(policy(), seed=0, **kwargs)
     play(agent, 6, seed=1, contextual=contextual)
     path = tmp_path / "agent.bb"
     agent.save(path)
-    loaded = bb.Agent.load(path)
+    loaded = bb.Agent.load(path, policy())
     assert_trees_equal(agent.state, loaded.state)
     # 6 more rounds each (the contextual buffer of capacity 8 grows on the way)
     a = play(agent, 6, seed=2, contextual=contextual)
@@ -69,42 +68,89 @@ def test_save_load_continues_bit_for_bit(tmp_path, name, make, contextual):
 
 
 def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
-    agent = AGENTS[0][1](0)
+    agent = bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=0)
     play(agent, 3, seed=1)
     path = tmp_path / "agent.bb"
     agent.save(path)
-    saved = bb.Agent.load(path).state
+    saved = bb.Agent.load(path, agent.policy).state
     play(agent, 3, seed=2)
 
     def boom(*args, **kwargs):
         raise OSError("disk full")
 
-    for target in ("os.replace", "pickle.dump"):
+    for target in ("os.replace", "os.fsync"):
         with monkeypatch.context() as m:
             m.setattr(target, boom)
             with pytest.raises(OSError, match="disk full"):
                 agent.save(path)
         assert sorted(os.listdir(tmp_path)) == ["agent.bb"], target  # no temporary file left
-        assert_trees_equal(bb.Agent.load(path).state, saved)
+        assert_trees_equal(bb.Agent.load(path, agent.policy).state, saved)
     agent.save(path)  # a save that completes replaces it
-    assert_trees_equal(bb.Agent.load(path).state, agent.state)
+    assert_trees_equal(bb.Agent.load(path, agent.policy).state, agent.state)
 
 
-def test_bad_checkpoints_raise_checkpoint_error(tmp_path):
-    agent = AGENTS[0][1](0)
-    good = tmp_path / "good.bb"
-    agent.save(good)
-    data = good.read_bytes()
-    cases = {
-        "garbage.bb": b"this is not a checkpoint",
-        "truncated.bb": data[: len(data) // 2],
-        "empty.bb": b"",
-        "foreign.bb": pickle.dumps({"some": "dict"}),
-        "version.bb": pickle.dumps({"magic": "bayesbandit-agent", "version": 999}),
-    }
-    for name, content in cases.items():
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A checkpoint of a GLM-TSL agent after 4 rounds, and the bytes of the file."""
+    path = tmp_path_factory.mktemp("ckpt") / "tsl.bb"
+    agent = bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=0)
+    play(agent, 4, seed=1)
+    agent.save(path)
+    return path, path.read_bytes()
+
+
+MISMATCHES = [
+    (lambda: bb.GLMFPL(logistic(), a=1.0), {}, "written for policy .*GLMTSL, not .*GLMFPL"),
+    (lambda: bb.GLMTSL(logistic(), a=2.0), {}, r"other hyper-parameters: a=1\.0 \(given 2\.0\)"),
+    (lambda: bb.GLMTSL(logistic(), a=1.0, solver=bb.DenseNewton(max_steps=5)), {}, "solver="),
+    (lambda: bb.GLMTSL(logistic(prior_scale=3.0), a=1.0), {}, "another reward program"),
+    (lambda: bb.GLMTSL(probit(), a=1.0), {}, "another reward program"),
+    (lambda: bb.GLMTSL(logistic(), a=1.0), {"arms": ARMS + 0.5}, "another arm set"),
+    (lambda: bb.LinTS(), {}, "written for policy .*GLMTSL, not .*LinTS"),
+]
+
+
+@pytest.mark.parametrize("policy, kwargs, match", MISMATCHES)
+def test_loading_for_another_policy_program_or_arm_set_is_refused(saved, policy, kwargs, match):
+    path, _ = saved
+    with pytest.raises(CheckpointError, match=match):
+        bb.Agent.load(path, policy(), **kwargs)
+    bb.Agent.load(path, bb.GLMTSL(logistic(), a=1.0), arms=ARMS)  # the right one loads
+
+
+def test_every_flipped_bit_is_refused(saved, tmp_path):
+    """A checkpoint with any single bit flipped raises CheckpointError (checked at every bit)."""
+    _, data = saved
+    policy = bb.GLMTSL(logistic(), a=1.0)
+    target = tmp_path / "flipped.bb"
+    for byte in range(len(data)):
+        for bit in range(8):
+            damaged = bytearray(data)
+            damaged[byte] ^= 1 << bit
+            target.write_bytes(bytes(damaged))
+            with pytest.raises(CheckpointError):
+                bb.Agent.load(target, policy)
+
+
+def test_checkpoint_holds_no_pickle_and_loading_runs_no_pickle(saved, monkeypatch):
+    path, data = saved
+    assert b"\x80\x04\x95" not in data and b"\x80\x05\x95" not in data  # pickle protocol 4/5 frames
+    import pickle
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a checkpoint load must not unpickle")
+
+    monkeypatch.setattr(pickle, "loads", refuse)
+    monkeypatch.setattr(pickle, "load", refuse)
+    monkeypatch.setattr(pickle, "Unpickler", refuse)
+    bb.Agent.load(path, bb.GLMTSL(logistic(), a=1.0))
+
+
+def test_bad_files_raise_checkpoint_error(tmp_path):
+    policy = bb.GLMTSL(logistic(), a=1.0)
+    for name, content in {"garbage.bb": b"this is not a checkpoint", "empty.bb": b""}.items():
         (tmp_path / name).write_bytes(content)
         with pytest.raises(CheckpointError):
-            bb.Agent.load(tmp_path / name)
+            bb.Agent.load(tmp_path / name, policy)
     with pytest.raises(CheckpointError, match="no checkpoint"):
-        bb.Agent.load(tmp_path / "missing.bb")
+        bb.Agent.load(tmp_path / "missing.bb", policy)

@@ -1,6 +1,10 @@
-"""Every public name is importable and is what it says."""
+"""Every public name is importable and is what it says; the package's layout rules hold."""
 
 import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
 
 import bayesbandit.models as models
 import pytest
@@ -16,23 +20,73 @@ def test_all_names_import(module, names):
         exec(f"from {module.__name__} import {name}", {})
 
 
+def _modules(package):
+    yield package
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        yield importlib.import_module(info.name)
+
+
 def test_subpackage_all_names_import():
-    for mod in ("bayesbandit.inference", "bayesbandit.policies", "bayesbandit.errors", "bayesbandit.history"):
-        module = importlib.import_module(mod)
-        for name in module.__all__:
-            assert hasattr(module, name), f"{mod}.{name}"
+    for module in _modules(bb):
+        for name in getattr(module, "__all__", ()):
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_no_module_shares_its_name_with_a_function_it_exports():
+    """``import bayesbandit.x.y as m`` must give the module, never a function of the same name."""
+    for module in _modules(bb):
+        short = module.__name__.rsplit(".", 1)[-1]
+        exported = getattr(module, short, None)
+        assert exported is None or inspect.ismodule(exported), module.__name__
+        parent = sys.modules[module.__name__.rsplit(".", 1)[0]] if "." in module.__name__ else None
+        if parent is not None:
+            assert inspect.ismodule(getattr(parent, short)), f"{parent.__name__}.{short} is not the module"
+
+
+def _fresh_python(code):
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return out.stdout.strip()
+
+
+def test_import_changes_no_jax_setting_and_loads_no_diagnostics_or_experiments():
+    out = _fresh_python(
+        "import sys, jax; import bayesbandit\n"
+        "print(jax.config.jax_enable_x64)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('bayesbandit.diagnostics', 'bayesbandit.experiments',"
+        " 'arviz'))))"
+    )
+    assert out.splitlines() == ["False", "[]"]
+
+
+def test_core_source_never_imports_diagnostics_or_experiments():
+    for module in _modules(bb):
+        if module.__name__.startswith(("bayesbandit.diagnostics", "bayesbandit.experiments")):
+            continue
+        for line in inspect.getsource(module).splitlines():
+            if line.lstrip().startswith(("import ", "from ")):
+                assert "diagnostics" not in line and "experiments" not in line, (module.__name__, line)
 
 
 def test_errors_subclass_the_natural_builtins():
     e = bb.errors
-    for cls in (e.InvalidInput, e.ModelSpecError, e.NotConverged, e.CheckpointError):
+    for cls in (e.InvalidInput, e.ModelSpecError, e.NotConverged, e.CheckpointError, e.PrecisionError):
         assert issubclass(cls, e.BayesBanditError)
     assert issubclass(e.InvalidInput, ValueError) and issubclass(e.ModelSpecError, ValueError)
     assert issubclass(e.CheckpointError, ValueError) and issubclass(e.NotConverged, RuntimeError)
+    assert issubclass(e.PrecisionError, RuntimeError)
 
 
-def test_x64_is_enabled_by_import():
-    import jax
-    import jax.numpy as jnp
-
-    assert jax.config.jax_enable_x64 and jnp.zeros(1).dtype == jnp.float64
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: bb.GLMTSL(models.logistic(), 1.0),
+        lambda: bb.GLMFPL(models.logistic(), 0.5),
+        lambda: bb.LinTS(1.0, 0.5),
+        lambda: bb.LinUCB(1.0),
+        lambda: bb.DenseNewton(3),
+    ],
+)
+def test_hyper_parameters_are_keyword_only(make):
+    with pytest.raises(TypeError):
+        make()

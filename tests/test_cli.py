@@ -1,9 +1,8 @@
 """The ``bayesbandit`` command, called in-process."""
 
 import xarray as xr
-
-from bayesbandit.cli import main
 from bayesbandit.experiments import EXPERIMENTS
+from bayesbandit.experiments.cli import main
 
 
 def test_list(capsys):

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import bayesbandit as bb
 from bayesbandit import envs
 
 FIXED = [
@@ -22,12 +23,15 @@ def test_fixed_env_shapes_and_determinism(env):
     assert arms.shape == (7, 3) and arms.dtype == jnp.float64
     assert np.all(np.abs(arms) <= 1.0)
     np.testing.assert_array_equal(arms, env.arms(s, 5))  # fixed over rounds
-    reward, means = env.pull(s, 2, jax.random.PRNGKey(1))
-    assert reward.shape == () and means.shape == (7,)
+    reward, outcome = env.pull(s, 2, jax.random.PRNGKey(1), 0)
+    assert reward.shape == () and outcome.expected_reward.shape == () and outcome.best_expected_reward.shape == ()
+    # the oracle: the best arm's mean, and the pulled arm's
+    np.testing.assert_allclose(float(outcome.best_expected_reward), float(s.means.max()))
+    np.testing.assert_allclose(float(outcome.expected_reward), float(s.means[2]))
     # same keys, same instance and reward; another key, another instance
     s2 = env.reset(jax.random.PRNGKey(0))
     np.testing.assert_array_equal(s.theta, s2.theta)
-    assert float(env.pull(s2, 2, jax.random.PRNGKey(1))[0]) == float(reward)
+    assert float(env.pull(s2, 2, jax.random.PRNGKey(1), 0)[0]) == float(reward)
     assert not np.allclose(s.theta, env.reset(jax.random.PRNGKey(3)).theta)
 
 
@@ -36,8 +40,8 @@ def test_rewards_are_common_across_arms_choice(env):
     """The same key gives each arm the same reward whichever arm index is asked first."""
     s = env.reset(jax.random.PRNGKey(0))
     key = jax.random.PRNGKey(7)
-    rewards = [float(env.pull(s, i, key)[0]) for i in range(env.K)]
-    assert rewards == [float(env.pull(s, i, key)[0]) for i in range(env.K)]
+    rewards = [float(env.pull(s, i, key, 0)[0]) for i in range(env.K)]
+    assert rewards == [float(env.pull(s, i, key, 0)[0]) for i in reversed(range(env.K))][::-1]
 
 
 def test_reward_means_match():
@@ -45,8 +49,8 @@ def test_reward_means_match():
     env = envs.LogisticBandit(K=4, d=2, theta_cov="unit")
     s = env.reset(jax.random.PRNGKey(2))
     keys = jax.random.split(jax.random.PRNGKey(3), 20_000)
-    rewards, means = jax.vmap(lambda k: env.pull(s, 1, k))(keys)
-    mu = float(means[0, 1])
+    rewards, outcome = jax.vmap(lambda k: env.pull(s, 1, k, 0))(keys)
+    mu = float(outcome.expected_reward[0])
     assert abs(float(rewards.mean()) - mu) < 5 * np.sqrt(mu * (1 - mu) / 20_000)
 
 
@@ -58,8 +62,11 @@ def test_contextual_env():
     assert a0.shape == (6, 4)
     assert not np.allclose(a0, a1)  # redrawn every round
     np.testing.assert_array_equal(a1, env.arms(s, 1))  # a pure function of (instance, t)
-    _, means = env.pull(s, 0, jax.random.PRNGKey(1), t=1)
-    np.testing.assert_allclose(means, jax.nn.sigmoid(a1 @ s.theta))
+    means = jax.nn.sigmoid(a1 @ s.theta)
+    for arm in range(6):
+        _, outcome = env.pull(s, arm, jax.random.PRNGKey(1), 1)
+        np.testing.assert_allclose(float(outcome.expected_reward), float(means[arm]))
+        np.testing.assert_allclose(float(outcome.best_expected_reward), float(means.max()))
 
 
 @pytest.mark.parametrize("theta_cov, expected", [("paper", lambda d: 1.0 / d), ("unit", lambda d: 1.0)])
@@ -80,5 +87,6 @@ def test_theta_cov_gives_stated_variance(theta_cov, expected):
 
 @pytest.mark.parametrize("bad", [{"K": 0}, {"d": -1}, {"theta_cov": "wide"}, {"theta_cov": -1.0}])
 def test_bad_settings_raise(bad):
-    with pytest.raises(ValueError):
+    name = next(iter(bad))
+    with pytest.raises(bb.errors.InvalidInput, match=f"'{name}' parameter"):
         envs.LogisticBandit(**bad)

@@ -10,7 +10,7 @@ from bayesbandit.models import logistic
 
 import bayesbandit as bb
 from bayesbandit import envs
-from bayesbandit.simulate import _init, cumulative_regret, summary_markdown
+from bayesbandit.sim import cumulative_regret, init_run, summary_markdown
 
 ENV = envs.LinearBandit(K=8, d=3, noise=0.5)
 H = 200  # one horizon and run count throughout, so compiled executables are reused
@@ -22,16 +22,16 @@ def results():
     return bb.simulate(policies, ENV, horizon=H, runs=3, seed=1, progress=False, record=_record_means)
 
 
-def _record_means(info, step):
-    return {"means": step.means}
+def _record_means(rnd):
+    return {"best": rnd.outcome.best_expected_reward, "expected": rnd.outcome.expected_reward}
 
 
 def test_dims_and_attrs(results):
     assert results.regret.dims == ("policy", "run", "round")
     assert results.regret.shape == (3, 3, H)
-    assert results.arm.dtype == np.int32
+    assert results.action.dtype == np.int32
     assert list(results.policy.values) == ["ts", "ts_copy", "ucb"]
-    assert results.means.shape == (3, 3, H, 8)
+    assert results.best.shape == (3, 3, H)
     for var in ("compile_time", "run_time", "wall_time"):
         assert results[var].dims == ("policy",) and np.all(results[var].values >= 0)
     assert results.attrs["horizon"] == H and results.attrs["runs"] == 3 and results.attrs["seed"] == 1
@@ -41,12 +41,12 @@ def test_dims_and_attrs(results):
 
 def test_common_random_numbers(results):
     # identical policies under different names: identical everything
-    for var in ("regret", "reward", "arm"):
+    for var in ("regret", "reward", "action"):
         np.testing.assert_array_equal(results[var].sel(policy="ts"), results[var].sel(policy="ts_copy"))
-    # different policies: the same instances (means) in every round
-    np.testing.assert_array_equal(results.means.sel(policy="ts"), results.means.sel(policy="ucb"))
+    # different policies: the same instances (the oracle's best mean) in every round
+    np.testing.assert_array_equal(results.best.sel(policy="ts"), results.best.sel(policy="ucb"))
     # same arm in the same (run, round): the same reward realisation
-    same = results.arm.sel(policy="ts") == results.arm.sel(policy="ucb")
+    same = results.action.sel(policy="ts") == results.action.sel(policy="ucb")
     assert int(same.sum()) > 0
     np.testing.assert_array_equal(
         results.reward.sel(policy="ts").values[same.values], results.reward.sel(policy="ucb").values[same.values]
@@ -66,12 +66,13 @@ def test_numeric_hyperparameters_share_the_executable():
         record=_record_means,
     )
     assert ds.compile_time.sel(policy="b") == 0.0
-    assert not np.array_equal(ds.arm.sel(policy="a"), ds.arm.sel(policy="b"))
+    assert not np.array_equal(ds.action.sel(policy="a"), ds.action.sel(policy="b"))
 
 
 def test_learning_policy_beats_uniform(results):
     # uniform play: per-round expected regret max mu - mean mu on the same instances
-    means = results.means.sel(policy="ucb").isel(round=0).values  # (runs, K), fixed arms
+    states = jax.vmap(ENV.reset)(bb.sim.key_streams(1, 3).env)
+    means = np.asarray(states.means)  # (runs, K), fixed arms
     uniform = H * (means.max(1) - means.mean(1))
     final = cumulative_regret(results).sel(policy="ucb").isel(round=-1).values
     assert final.mean() < 0.5 * uniform.mean()
@@ -79,11 +80,11 @@ def test_learning_policy_beats_uniform(results):
 
 @dataclasses.dataclass(frozen=True)
 class NoJit:
-    """A policy that simulate must run in the host loop (it jits its own pure parts, as an
+    """A host policy: simulate runs it in the host loop (it jits its own pure parts, as an
     index-backed policy would)."""
 
     inner: object
-    jittable = False
+    kind = "host"
 
     def init(self, *args, **kwargs):
         return self.inner.init(*args, **kwargs)
@@ -91,8 +92,11 @@ class NoJit:
     def select(self, state, arms, key):
         return _jitted(self.inner.select)(state, arms, key)
 
-    def update(self, state, arm, reward):
-        return _jitted(self.inner.update)(state, arm, reward)
+    def update(self, state, arms, action, feedback):
+        return _jitted(self.inner.update)(state, arms, action, feedback)
+
+    def reward_support(self, d):
+        return self.inner.reward_support(d)
 
 
 _JITTED = {}
@@ -109,7 +113,7 @@ def test_host_loop_matches_scan(env):
     scan = bb.simulate({"p": policy}, env, **kwargs)
     host = bb.simulate({"p": NoJit(policy)}, env, **kwargs)
     assert host.regret.dims == scan.regret.dims
-    np.testing.assert_array_equal(host.arm.values, scan.arm.values)
+    np.testing.assert_array_equal(host.action.values, scan.action.values)
     np.testing.assert_allclose(host.regret.values, scan.regret.values, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(host.reward.values, scan.reward.values, rtol=1e-12, atol=1e-12)
 
@@ -117,7 +121,7 @@ def test_host_loop_matches_scan(env):
 def test_chunking_does_not_change_results(results):
     kwargs = dict(horizon=H, runs=3, seed=1, progress=False, record=_record_means)
     a = bb.simulate(bb.LinTS(v=0.5), ENV, num_chunks=7, **kwargs)  # 7 chunks of 29, the last one padded
-    np.testing.assert_array_equal(a.arm.values[0], results.arm.sel(policy="ts").values)
+    np.testing.assert_array_equal(a.action.values[0], results.action.sel(policy="ts").values)
     assert a.sizes["round"] == H
 
 
@@ -126,12 +130,12 @@ def test_state_size_independent_of_horizon_for_fixed_arms(policy):
     """For a fixed arm set the policy state (sufficient statistics) does not grow with the horizon."""
     env = envs.LogisticBandit(K=20, d=4)
     key = jax.random.PRNGKey(0)
-    shapes = [jax.eval_shape(lambda k, c=c: _init(policy, env, c, k), key) for c in (100, 50_000)]
+    shapes = [jax.eval_shape(lambda k, c=c: init_run(policy, env, k, k, c), key) for c in (100, 50_000)]
     assert jax.tree.structure(shapes[0]) == jax.tree.structure(shapes[1])
     assert [(x.shape, x.dtype) for x in jax.tree.leaves(shapes[0])] == [
         (x.shape, x.dtype) for x in jax.tree.leaves(shapes[1])
     ]
-    assert max(x.size for x in jax.tree.leaves(shapes[0])) <= 20 * 4
+    assert max(x.size for x in jax.tree.leaves(shapes[0][1])) <= 20 * 4
 
 
 def test_netcdf_round_trip(results, tmp_path):
@@ -157,11 +161,22 @@ def test_summary_and_plot(results, tmp_path):
     assert (tmp_path / "r2.png").exists()
 
 
-@pytest.mark.parametrize("bad", [{"horizon": 0}, {"runs": 0}, {"horizon": 2.5}])
-def test_bad_arguments(bad):
-    kwargs = dict(horizon=10, runs=1) | bad
-    with pytest.raises(ValueError):
-        bb.simulate(bb.LinTS(), ENV, **kwargs)
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"horizon": 0}, "'horizon' parameter of simulate"),
+        ({"runs": 0}, "'runs' parameter of simulate"),
+        ({"horizon": 2.5}, "'horizon' parameter of simulate"),
+        ({"seed": -1}, "'seed' parameter of simulate"),
+        ({"policies": {}}, "at least one policy"),
+        ({"policies": object()}, "expected a bandit policy"),
+        ({"env": object()}, "'env' parameter of simulate"),
+    ],
+)
+def test_bad_arguments(bad, match):
+    kwargs = dict(policies=bb.LinTS(), env=ENV, horizon=10, runs=1) | bad
+    with pytest.raises(bb.errors.InvalidInput, match=match):
+        bb.simulate(**kwargs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,6 +184,7 @@ class Plain:
     """A jittable policy that is not a registered pytree: simulate closes over it."""
 
     inner: object
+    kind = "jax"
 
     def init(self, *args, **kwargs):
         return self.inner.init(*args, **kwargs)
@@ -176,13 +192,16 @@ class Plain:
     def select(self, state, arms, key):
         return self.inner.select(state, arms, key)
 
-    def update(self, state, arm, reward):
-        return self.inner.update(state, arm, reward)
+    def update(self, state, arms, action, feedback):
+        return self.inner.update(state, arms, action, feedback)
+
+    def reward_support(self, d):
+        return self.inner.reward_support(d)
 
 
 def test_policy_that_is_not_a_pytree(results):
     ds = bb.simulate({"plain": Plain(bb.LinTS(v=0.5))}, ENV, horizon=H, runs=3, seed=1, progress=False)
-    np.testing.assert_array_equal(ds.arm.isel(policy=0).values, results.arm.sel(policy="ts").values)
+    np.testing.assert_array_equal(ds.action.isel(policy=0).values, results.action.sel(policy="ts").values)
 
 
 def test_glm_policy_learns_on_contextual_features():
@@ -193,8 +212,8 @@ def test_glm_policy_learns_on_contextual_features():
     horizon = 300
     ds = bb.simulate({"tsl": bb.GLMTSL(logistic(), a=1.0)}, env, horizon, runs=4, seed=3, progress=False)
     regret = ds["regret"].sel(policy="tsl").values  # (runs, horizon)
-    assert np.all(np.isfinite(regret)) and int(ds["newton_failures"].sum()) == 0
+    assert np.all(np.isfinite(regret)) and int(ds["not_converged"].sum()) == 0
     third = horizon // 3
     assert regret[:, -third:].mean() < 0.6 * regret[:, :third].mean()
-    _, state = _init(bb.GLMTSL(logistic()), env, horizon, jax.random.PRNGKey(0))
+    _, state = init_run(bb.GLMTSL(logistic()), env, jax.random.PRNGKey(0), jax.random.PRNGKey(0), horizon)
     assert isinstance(state.history, bb.history.RowHistory) and state.history.capacity == horizon

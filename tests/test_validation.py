@@ -33,7 +33,7 @@ def poisson_agent():
 @pytest.fixture(scope="module")
 def contextual_agent():
     agent = bb.Agent(bb.GLMTSL(logistic(), a=1.0), d=3, seed=0, capacity=8)
-    agent._last_arms = ARMS  # as after a select(ARMS)
+    agent._last_arms, agent._action_shape = ARMS, ()  # as after a select(ARMS)
     return agent
 
 
@@ -53,12 +53,12 @@ def test_non_finite_reward(bernoulli_agent, reward):
 
 @pytest.mark.parametrize("reward", [2.0, -1.0, 0.5])
 def test_reward_outside_bernoulli_support(bernoulli_agent, reward):
-    _rejects(bernoulli_agent, lambda a: a.update(1, reward), r"support of observed site 'y' \(Bernoulli")
+    _rejects(bernoulli_agent, lambda a: a.update(1, reward), r"outside the support of the reward model \(Bernoulli")
 
 
 @pytest.mark.parametrize("reward", [-1.0, 0.5])
 def test_reward_outside_poisson_support(poisson_agent, reward):
-    _rejects(poisson_agent, lambda a: a.update(1, reward), r"support of observed site 'y' \(Poisson")
+    _rejects(poisson_agent, lambda a: a.update(1, reward), r"outside the support of the reward model \(Poisson")
 
 
 @pytest.mark.parametrize("arm", [5, -1, 1.5, "a", [0, 1]])
@@ -130,6 +130,14 @@ HYPER = [
     (lambda: bb.LinTS(v=-1.0), "v", "LinTS"),
     (lambda: bb.LinUCB(alpha=math.inf * 0), "alpha", "LinUCB"),
     (lambda: bb.LinUCB(lam=-2.0), "lam", "LinUCB"),
+    (lambda: bb.GLMTSL(logistic(), init_params="zeros"), "init_params", "GLMTSL"),
+    (lambda: bb.GLMTSL(logistic(), solver=bb.FirstOrder()), "solver", "GLMTSL"),
+    (lambda: bb.DenseNewton(max_steps=0), "max_steps", "DenseNewton"),
+    (lambda: bb.DenseNewton(tol=-1.0), "tol", "DenseNewton"),
+    (lambda: bb.FirstOrder(num_steps=0), "num_steps", "FirstOrder"),
+    (lambda: logistic(prior_scale=0.0), "prior_scale", "logistic"),
+    (lambda: bb.envs.LinearBandit(noise=0.0), "noise", "LinearBandit"),
+    (lambda: bb.envs.LogisticBandit(K=0), "K", "LogisticBandit"),
 ]
 
 

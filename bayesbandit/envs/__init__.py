@@ -1,25 +1,24 @@
-"""Pure functional bandit environments (DESIGN section 5).
+"""Pure functional bandit environments (contract: ``docs/contract.md``).
 
 An environment is a frozen dataclass of settings with ``reset(key) -> env_state``,
-``arms(env_state, t) -> (K, d)`` and ``pull(env_state, arm, key, *, t) -> (reward, means)``,
-plus ``fixed_arms`` (whether the arm set is the same every round). See
-:mod:`bayesbandit.envs._base` for the contract and the common-random-numbers convention.
+``arms(env_state, t) -> (K, d)`` and ``pull(env_state, action, key, t) -> (reward, Outcome)``,
+plus ``fixed_arms`` (whether the arm set is the same every round). Each owns the oracle for
+its best action: the Outcome carries the expected reward of the action and of the best one.
 
-=============================  =====================================  =================
-environment                    rewards                                arms
-=============================  =====================================  =================
-:class:`LogisticBandit`        ``Bernoulli(sigmoid(x^T theta*))``     fixed
-:class:`LinearBandit`          ``N(x^T theta*, noise^2)``             fixed
-:class:`PoissonBandit`         ``Poisson(exp(x^T theta*))``           fixed
-:class:`ContextualLogisticBandit` ``Bernoulli(sigmoid(x^T theta*))``  redrawn each round
-=============================  =====================================  =================
+=================================  =====================================  =================
+environment                        rewards                                arms
+=================================  =====================================  =================
+:class:`LogisticBandit`            ``Bernoulli(sigmoid(x^T theta*))``     fixed
+:class:`LinearBandit`              ``N(x^T theta*, noise^2)``             fixed
+:class:`PoissonBandit`             ``Poisson(exp(x^T theta*))``           fixed
+:class:`ContextualLogisticBandit`  ``Bernoulli(sigmoid(x^T theta*))``     redrawn each round
+=================================  =====================================  =================
 """
 
-from bayesbandit.envs._base import ContextualInstance, Env, Instance, describe, theta_variance
+from bayesbandit.envs._common import ContextualInstance, Instance, describe, theta_variance
 from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit
 
 __all__ = [
-    "Env",
     "Instance",
     "ContextualInstance",
     "LogisticBandit",

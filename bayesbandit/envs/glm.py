@@ -8,8 +8,10 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.envs._base import ContextualInstance, Instance, check_sizes, theta_variance, uniform_arms
+from bayesbandit._base import Outcome
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.envs._common import ContextualInstance, Instance, check_sizes, theta_variance, uniform_arms
+from bayesbandit.validation import check_scalar
 
 __all__ = ["LogisticBandit", "LinearBandit", "PoissonBandit", "ContextualLogisticBandit"]
 
@@ -29,24 +31,22 @@ class _FixedGLMBandit:
         theta_variance(self.theta_cov, self.d)
 
     def reset(self, key: PRNGKey) -> Instance:
-        """Draw one instance: arms (K, d) and theta* (d,)."""
+        """Draw one instance: arms (K, d), theta* (d,), the arms' means and the best one."""
         key_arms, key_theta = jax.random.split(key)
         std = theta_variance(self.theta_cov, self.d) ** 0.5
-        theta = std * jax.random.normal(key_theta, (self.d,), dtype=jnp.float64)
-        return Instance(uniform_arms(key_arms, self.K, self.d), theta)
+        theta = std * jax.random.normal(key_theta, (self.d,), dtype=float)
+        arms = uniform_arms(key_arms, self.K, self.d)
+        means = self._mean(arms @ theta)
+        return Instance(arms, theta, means, jnp.max(means))
 
-    def arms(self, env_state: Instance, t=0) -> Array:
+    def arms(self, env_state: Instance, t: ArrayLike = 0) -> Array:
         """The fixed arm set, shape (K, d) (``t`` is ignored)."""
         return env_state.arms
 
-    def means(self, env_state: Instance, t=0) -> Array:
-        """Expected rewards of all arms, shape (K,)."""
-        return self._mean(env_state.arms @ env_state.theta)
-
-    def pull(self, env_state: Instance, arm: Array, key: PRNGKey, *, t=0) -> tuple[Array, Array]:
-        """Reward of ``arm`` and the expected rewards (K,) of all arms (``t`` is ignored)."""
-        means = self.means(env_state)
-        return self._sample(key, means)[arm], means
+    def pull(self, env_state: Instance, action: Array, key: PRNGKey, t: ArrayLike = 0) -> tuple[Array, Outcome]:
+        """Reward of arm ``action`` and the round's :class:`~bayesbandit.Outcome` (``t`` is ignored)."""
+        reward = self._sample(key, env_state.means)[action]
+        return reward, Outcome(env_state.means[action], env_state.best_mean)
 
     def _mean(self, eta: Array) -> Array:
         raise NotImplementedError
@@ -89,9 +89,9 @@ class LogisticBandit(_FixedGLMBandit):
     >>> s = env.reset(jax.random.PRNGKey(0))
     >>> env.arms(s, 0).shape
     (5, 3)
-    >>> reward, means = env.pull(s, 2, jax.random.PRNGKey(1))
-    >>> means.shape
-    (5,)
+    >>> reward, outcome = env.pull(s, 2, jax.random.PRNGKey(1), 0)
+    >>> bool(outcome.regret >= 0)
+    True
     """
 
     def _mean(self, eta: Array) -> Array:
@@ -121,8 +121,7 @@ class LinearBandit(_FixedGLMBandit):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not self.noise > 0:
-            raise ValueError(f"The 'noise' parameter of LinearBandit must be > 0. Got {self.noise!r} instead.")
+        check_scalar("LinearBandit", "noise", self.noise, low=0.0, low_open=True, high=float("inf"), high_open=True)
 
     def _mean(self, eta: Array) -> Array:
         return eta
@@ -159,7 +158,7 @@ class ContextualLogisticBandit:
     is a pure function of the instance and the round. Rewards are
     ``Bernoulli(sigmoid(x_{t,i}^T theta*))`` with ``theta* ~ N(0, v I_d)`` (default
     ``theta_cov="unit"``, ``var(x^T theta*) = 1``; see :class:`LogisticBandit`). Policies are
-    initialised with ``init(d=d, capacity=horizon)`` and updated with the pulled features.
+    initialised with ``init(d=d, capacity=horizon)``.
 
     Parameters
     ----------
@@ -181,17 +180,16 @@ class ContextualLogisticBandit:
         """Draw one instance: theta* (d,) and the key of its feature stream."""
         key_features, key_theta = jax.random.split(key)
         std = theta_variance(self.theta_cov, self.d) ** 0.5
-        return ContextualInstance(std * jax.random.normal(key_theta, (self.d,), dtype=jnp.float64), key_features)
+        return ContextualInstance(std * jax.random.normal(key_theta, (self.d,), dtype=float), key_features)
 
-    def arms(self, env_state: ContextualInstance, t) -> Array:
+    def arms(self, env_state: ContextualInstance, t: ArrayLike) -> Array:
         """Round ``t``'s arm features, shape (K, d)."""
         return uniform_arms(jax.random.fold_in(env_state.key, t), self.K, self.d)
 
-    def means(self, env_state: ContextualInstance, t) -> Array:
-        """Expected rewards of round ``t``'s arms, shape (K,)."""
-        return jax.nn.sigmoid(self.arms(env_state, t) @ env_state.theta)
+    def pull(self, env_state: ContextualInstance, action: Array, key: PRNGKey, t: ArrayLike) -> tuple[Array, Outcome]:
+        """Reward of arm ``action`` in round ``t``, and the round's :class:`~bayesbandit.Outcome`.
 
-    def pull(self, env_state: ContextualInstance, arm: Array, key: PRNGKey, *, t) -> tuple[Array, Array]:
-        """Reward of ``arm`` in round ``t`` and the expected rewards (K,) of that round's arms."""
-        means = self.means(env_state, t)
-        return _bernoulli(key, means)[arm], means
+        The oracle maximises over round ``t``'s ``K`` arms (they are new every round).
+        """
+        means = jax.nn.sigmoid(self.arms(env_state, t) @ env_state.theta)
+        return _bernoulli(key, means)[action], Outcome(means[action], jnp.max(means))

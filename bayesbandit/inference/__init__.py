@@ -1,19 +1,37 @@
-"""Inference engine: binding, MAP (Newton), Laplace, perturbed MAP."""
+"""Inference engine: binding reward programs, solvers, MAP, Laplace and perturbed-MAP posteriors.
 
-from bayesbandit.inference.bind import BoundModel, bind
-from bayesbandit.inference.laplace import Laplace, laplace
-from bayesbandit.inference.newton import NewtonInfo, NewtonResult, map_estimate, newton
-from bayesbandit.inference.perturb import perturb_rewards, perturbed_map
+=====================  =============================================================
+module                 job
+=====================  =============================================================
+``program``            run a NumPyro program at flat unconstrained parameters
+``contract``           check a program against the reward-model contract (tracing)
+``potential``          :func:`bind` and :class:`BoundModel`: the weighted potential
+``newton``             damped, warm-started Newton's method
+``solvers``            the solver slot of model-based policies: Newton or Optax steps
+``posteriors``         :func:`map_estimate`, :func:`laplace`, :func:`perturbed_map`
+=====================  =============================================================
+"""
+
+from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton_minimize
+from bayesbandit.inference.posteriors import Laplace, laplace, map_estimate, perturb_rewards, perturbed_map
+from bayesbandit.inference.potential import BoundModel, bind
+from bayesbandit.inference.solvers import DenseNewton, FirstOrder, FirstOrderFit, FirstOrderInfo, NewtonFit, Solver
 
 __all__ = [
     "BoundModel",
     "bind",
-    "Laplace",
-    "laplace",
     "NewtonInfo",
     "NewtonResult",
+    "newton_minimize",
+    "Solver",
+    "DenseNewton",
+    "NewtonFit",
+    "FirstOrder",
+    "FirstOrderFit",
+    "FirstOrderInfo",
     "map_estimate",
-    "newton",
+    "Laplace",
+    "laplace",
     "perturb_rewards",
     "perturbed_map",
 ]

@@ -24,7 +24,6 @@ first, ``info.converged`` is false.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -32,9 +31,9 @@ import jax.numpy as jnp
 
 from bayesbandit._numerics import cho_solve, jittered_cholesky
 from bayesbandit._typing import Array, ArrayLike
-from bayesbandit.inference.bind import BoundModel, bound_for
+from bayesbandit.validation import check_int
 
-__all__ = ["NewtonInfo", "NewtonResult", "map_estimate", "newton"]
+__all__ = ["NewtonInfo", "NewtonResult", "newton_minimize"]
 
 _ARMIJO = 1e-4
 _MIN_SCALE = 1e-9
@@ -79,7 +78,7 @@ class _Carry(NamedTuple):
     failed: Array  # non-finite derivatives or a vanishing step: stop
 
 
-def newton(
+def newton_minimize(
     fn: Callable[[Array], Array],
     theta0: Array,
     *,
@@ -108,8 +107,7 @@ def newton(
     -------
     NewtonResult
     """
-    if max_steps < 1:
-        raise ValueError(f"max_steps must be >= 1; got {max_steps}.")
+    check_int("newton_minimize", "max_steps", max_steps, low=1)
     theta0 = jnp.asarray(theta0)
     dtype = theta0.dtype
 
@@ -149,62 +147,3 @@ def newton(
     c = jax.lax.while_loop(cond, body, init)
     converged = c.done & jnp.all(jnp.isfinite(c.theta))
     return NewtonResult(c.theta, c.chol, NewtonInfo(c.i, c.grad_norm, c.decrement, converged))
-
-
-def map_estimate(
-    model,
-    x: ArrayLike,
-    y: ArrayLike,
-    w: ArrayLike | None = None,
-    *,
-    init: ArrayLike | None = None,
-    max_steps: int = 50,
-    tol: float = 1e-12,
-) -> NewtonResult:
-    """Maximum a posteriori estimate of a reward model's unconstrained parameters.
-
-    Minimises the weighted potential ``U(theta; x, y, w)`` of :meth:`BoundModel.potential`
-    (negative log joint: prior, Jacobians of constrained sites, weighted log-likelihood).
-
-    Parameters
-    ----------
-    model : NumPyro program or BoundModel
-    x : array, shape (n, *feature_shape)
-    y : array, shape (n,)
-    w : array, shape (n,), optional
-        Row weights (counts); zero masks a row.
-    init : array, shape (p,), optional
-        Warm start; defaults to the prior median.
-    max_steps, tol : see :func:`newton`.
-
-    Returns
-    -------
-    NewtonResult
-        ``theta`` (p,), ``chol`` of the Hessian at ``theta`` (p, p), and ``info``. Check
-        ``info.converged``: a run that hits ``max_steps`` or meets a non-finite value says so.
-
-    Examples
-    --------
-    >>> import jax.numpy as jnp
-    >>> import bayesbandit as bb
-    >>> from bayesbandit.models import linear_gaussian
-    >>> x = jnp.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    >>> y = jnp.array([1.0, -1.0, 0.0])
-    >>> fit = bb.map_estimate(linear_gaussian(), x, y)
-    >>> bool(fit.info.converged), [round(float(v), 3) for v in fit.theta]
-    (True, [0.5, -0.5])
-    """
-    x = jnp.asarray(x, dtype=jnp.float64)
-    y = jnp.asarray(y, dtype=x.dtype)
-    w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
-    bound = bound_for(model, tuple(x.shape[1:]))
-    theta0 = bound.init_theta(x.dtype) if init is None else jnp.asarray(init, dtype=x.dtype)
-    return _map_jit(bound, x, y, w, theta0, max_steps, jnp.asarray(tol, x.dtype))
-
-
-@partial(jax.jit, static_argnums=(0, 5))
-def _map_jit(
-    bound: BoundModel, x: Array, y: Array, w: Array, theta0: Array, max_steps: int, tol: Array
-) -> NewtonResult:
-    """Compiled once per (model, shapes, max_steps): eager callers do not retrace Newton's loop."""
-    return newton(lambda t: bound.potential(t, x, y, w), theta0, max_steps=max_steps, tol=tol)

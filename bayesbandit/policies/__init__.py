@@ -1,25 +1,48 @@
-"""Bandit policies: pure ``init`` / ``select`` / ``update`` over a state pytree."""
+"""Bandit policies on the contract of ``docs/contract.md``: one family a folder, one algorithm a file.
 
-from bayesbandit.policies import theory
-from bayesbandit.policies._base import Policy, PolicyInfo
-from bayesbandit.policies._glm import GLMState
-from bayesbandit.policies.epsilon_greedy import EpsilonGreedy
-from bayesbandit.policies.glm_fpl import GLMFPL
-from bayesbandit.policies.glm_tsl import GLMTSL
-from bayesbandit.policies.glm_ucb import GLMUCB, UCBGLM
-from bayesbandit.policies.linear import LinState, LinTS, LinUCB
+=====================  ===========================================================
+family                 policies
+=====================  ===========================================================
+``glm/``               GLMTSL, GLMFPL, GLMUCB, UCBGLM, EpsilonGreedy (+ ``theory``)
+``linear/``            LinTS, LinUCB
+=====================  ===========================================================
+"""
+
+from bayesbandit.policies.glm import (
+    GLMFPL,
+    GLMTSL,
+    GLMUCB,
+    UCBGLM,
+    EpsilonGreedy,
+    EpsilonGreedyInfo,
+    GLMFPLInfo,
+    GLMPolicy,
+    GLMState,
+    GLMTSLInfo,
+    GLMUCBInfo,
+    UCBGLMInfo,
+    theory,
+)
+from bayesbandit.policies.linear import LinTS, LinTSInfo, LinUCB, LinUCBInfo, RidgeState, RidgeUpdateInfo
 
 __all__ = [
-    "Policy",
-    "PolicyInfo",
+    "GLMPolicy",
     "GLMState",
-    "LinState",
     "GLMTSL",
+    "GLMTSLInfo",
     "GLMFPL",
+    "GLMFPLInfo",
     "GLMUCB",
+    "GLMUCBInfo",
     "UCBGLM",
+    "UCBGLMInfo",
     "EpsilonGreedy",
+    "EpsilonGreedyInfo",
+    "RidgeState",
+    "RidgeUpdateInfo",
     "LinTS",
+    "LinTSInfo",
     "LinUCB",
+    "LinUCBInfo",
     "theory",
 ]

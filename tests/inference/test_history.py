@@ -141,5 +141,5 @@ def test_perturbed_map_uses_the_perturbed_rewards():
     fit = jax.jit(lambda k: bb.perturbed_map(logistic(), x, y, w, k, a=0.5))(key)
     ref = map_jit(logistic(), x, perturb_rewards(key, y, w, 0.5), w)
     np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(ref.theta), rtol=1e-10, atol=1e-12)
-    with pytest.raises(TypeError, match="key"):
+    with pytest.raises(bb.errors.InvalidInput, match="'key' argument of perturbed_map"):
         bb.perturbed_map(logistic(), x, y, w)

@@ -85,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bayesbandit: unknown experiment {args.experiment!r}; known: {', '.join(EXPERIMENTS)}", file=sys.stderr)
         return 2
     _enable_compilation_cache()
+    from bayesbandit.precision import enable_x64
+
+    enable_x64()  # this process is ours: the experiments' Newton solves need float64
     module = load_experiment(args.experiment)
     out = args.out if args.out is not None else Path("results") / args.experiment
     start = time.perf_counter()

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-from bayesbandit._typing import Array, PRNGKey
-from bayesbandit._validation import check_scalar
-from bayesbandit.inference.bind import BoundModel
-from bayesbandit.inference.newton import NewtonInfo
-from bayesbandit.inference.perturb import perturb_rewards
-from bayesbandit.policies._base import register_policy
-from bayesbandit.policies._glm import GLMPolicy, GLMState
+from dataclasses import KW_ONLY
+from typing import Any, NamedTuple
 
-__all__ = ["GLMFPL"]
+import jax.numpy as jnp
+
+from bayesbandit._base import register_policy
+from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.inference.posteriors import perturb_rewards
+from bayesbandit.inference.potential import BoundModel
+from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
+from bayesbandit.validation import check_scalar
+
+__all__ = ["GLMFPL", "GLMFPLInfo"]
+
+
+class GLMFPLInfo(NamedTuple):
+    """What GLM-FPL's ``select`` reports."""
+
+    converged: Array  # () bool: the perturbed solve converged
+    scores: Array  # (K,) mean rewards under the perturbed MAP
+    theta: Array  # (p,) the perturbed MAP tilde theta_t
+    solver: Any  # the solver's info for the perturbed solve (NewtonInfo, FirstOrderInfo)
+    exploring: Array  # () bool: an initial-exploration round
 
 
 @register_policy(data_fields=["a"])
@@ -29,7 +43,7 @@ class GLMFPL(GLMPolicy):
     sum is ``N(0, n_i a^2)``, drawn in ``O(K)`` (:func:`bayesbandit.inference.perturb_rewards`).
     Perturbed rewards are real numbers outside the likelihood's support; they are not clipped
     (the potential stays exact for affine likelihoods). The solve is warm-started from the
-    unperturbed MAP kept in the state. ``a = 0`` is follow-the-leader; the paper's practical
+    unperturbed fit kept in the state. ``a = 0`` is follow-the-leader; the paper's practical
     value is ``a = 0.5`` and the theory value ``c_1 mu_dot_max``
     (:func:`bayesbandit.policies.theory.fpl_theory_a`).
 
@@ -38,8 +52,8 @@ class GLMFPL(GLMPolicy):
     model : NumPyro program or BoundModel
     a : float, >= 0
         Perturbation scale.
-    max_newton, tol, num_explore, obs_site
-        See :class:`bayesbandit.policies._glm.GLMPolicy`.
+    solver, num_explore, obs_site, init_params
+        See :class:`bayesbandit.policies.glm.GLMPolicy`.
 
     See Also
     --------
@@ -51,6 +65,7 @@ class GLMFPL(GLMPolicy):
     >>> import jax
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import logistic
+    >>> bb.enable_x64()
     >>> arms = jax.random.uniform(jax.random.PRNGKey(0), (20, 3), minval=-1, maxval=1)
     >>> policy = bb.GLMFPL(logistic(), a=0.5)
     >>> state = policy.init(arms)
@@ -59,13 +74,16 @@ class GLMFPL(GLMPolicy):
     (3,)
     """
 
+    _: KW_ONLY
     a: float = 0.5
 
     def __post_init__(self) -> None:
+        self._check_common()
         check_scalar("GLMFPL", "a", self.a, low=0.0)
 
-    def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, Array, NewtonInfo]:
+    def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, GLMFPLInfo]:
         x, y, w = state.history.rows()
         y_tilde = perturb_rewards(key, y, w, self.a)
-        fit = self.fit(bound, (x, y_tilde, w), state.fit.theta)
-        return bound.mean_reward(fit.theta, arms), fit.theta, fit.info
+        fit, info = self.solver.fit(bound, (x, y_tilde, w), state.fit)
+        scores = bound.mean_reward(fit.theta, arms)
+        return scores, GLMFPLInfo(info.converged, scores, fit.theta, info, jnp.asarray(False))

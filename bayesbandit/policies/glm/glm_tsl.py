@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-import jax
+from dataclasses import KW_ONLY
+from typing import NamedTuple
 
+import jax
+import jax.numpy as jnp
+
+from bayesbandit._base import register_policy
 from bayesbandit._numerics import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit._validation import check_scalar
-from bayesbandit.inference.bind import BoundModel
-from bayesbandit.inference.newton import NewtonInfo
-from bayesbandit.policies._base import register_policy
-from bayesbandit.policies._glm import GLMPolicy, GLMState
+from bayesbandit.inference.potential import BoundModel
+from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
+from bayesbandit.validation import check_scalar
 
-__all__ = ["GLMTSL"]
+__all__ = ["GLMTSL", "GLMTSLInfo"]
+
+
+class GLMTSLInfo(NamedTuple):
+    """What GLM-TSL's ``select`` reports."""
+
+    converged: Array  # () bool: the sampled parameters are finite
+    scores: Array  # (K,) mean rewards under the sample
+    theta: Array  # (p,) the Laplace sample tilde theta_t
+    exploring: Array  # () bool: an initial-exploration round
 
 
 @register_policy(data_fields=["a"])
@@ -39,8 +51,9 @@ class GLMTSL(GLMPolicy):
     model : NumPyro program or BoundModel
     a : float, > 0
         Posterior inflation.
-    max_newton, tol, num_explore, obs_site
-        See :class:`bayesbandit.policies._glm.GLMPolicy`.
+    solver, num_explore, obs_site, init_params
+        See :class:`bayesbandit.policies.glm.GLMPolicy`; the solver must provide the Hessian's
+        factor (:class:`~bayesbandit.inference.DenseNewton`).
 
     See Also
     --------
@@ -52,21 +65,27 @@ class GLMTSL(GLMPolicy):
     >>> import jax, jax.numpy as jnp
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import logistic
+    >>> bb.enable_x64()
     >>> arms = jax.random.uniform(jax.random.PRNGKey(0), (20, 3), minval=-1, maxval=1)
     >>> policy = bb.GLMTSL(logistic(), a=1.0)
     >>> state = policy.init(arms)
     >>> arm, info = policy.select(state, arms, jax.random.PRNGKey(1))
-    >>> state = policy.update(state, arm, 1.0)
-    >>> int(state.t)
-    1
+    >>> state, update_info = policy.update(state, arms, arm, 1.0)
+    >>> int(state.t), bool(update_info.converged)
+    (1, True)
     """
 
+    _: KW_ONLY
     a: float = 1.0
 
+    needs_curvature = True
+
     def __post_init__(self) -> None:
+        self._check_common()
         check_scalar("GLMTSL", "a", self.a, low=0.0, low_open=True)
 
-    def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, Array, NewtonInfo]:
+    def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, GLMTSLInfo]:
         xi = jax.random.normal(key, state.fit.theta.shape, dtype=state.fit.theta.dtype)
         theta = state.fit.theta + self.a * solve_lower_transpose(state.fit.chol, xi)
-        return bound.mean_reward(theta, arms), theta, state.fit.info
+        scores = bound.mean_reward(theta, arms)
+        return scores, GLMTSLInfo(jnp.all(jnp.isfinite(theta)), scores, theta, jnp.asarray(False))

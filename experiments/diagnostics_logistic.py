@@ -13,10 +13,10 @@ import pathlib
 import numpy as np
 import pandas as pd
 import xarray as xr
-
-import bayesbandit as bb
 from bayesbandit.diagnostics import along_run, compare, plot_along_run, plot_marginals, plot_pairs
 from bayesbandit.models import logistic
+
+import bayesbandit as bb
 
 DESCRIPTION = (
     "Laplace / FPL posteriors of a logistic model vs NUTS (KL, W1, coverage), on data and along a GLM-TSL run."
@@ -57,6 +57,7 @@ def run(
     progress : bool
         Print a line per stage.
     """
+    bb.enable_x64()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = (

@@ -30,15 +30,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
+from bayesbandit.models import logistic
 
-from bayesbandit._results import plot_regret, summarize, summary_markdown, thin
-from bayesbandit.envs import LogisticBandit
-from bayesbandit.envs._base import describe
+from bayesbandit import enable_x64
+from bayesbandit.envs import LogisticBandit, describe
 from bayesbandit.policies import GLMFPL, GLMTSL, GLMUCB, UCBGLM, theory
-from bayesbandit.simulate import simulate
+from bayesbandit.sim import plot_regret, simulate, summarize, summary_markdown, thin
 
 __all__ = ["DESCRIPTION", "run", "policies", "FULL", "QUICK", "PRIOR_SCALE"]
 
@@ -46,8 +47,8 @@ DESCRIPTION = "Kveton et al. 2020 Fig. 1: GLM-TSL/GLM-FPL vs GLM-UCB/UCB-GLM on 
 
 PRIOR_SCALE = 100.0
 K = 100
-FULL = {"dims": (5, 10, 15, 20), "horizon": 50_000, "runs": 100}
-QUICK = {"dims": (5,), "horizon": 2_000, "runs": 4}
+FULL: dict[str, Any] = {"dims": (5, 10, 15, 20), "horizon": 50_000, "runs": 100}
+QUICK: dict[str, Any] = {"dims": (5,), "horizon": 2_000, "runs": 4}
 # Quick runs are dominated by compilation: a lower XLA optimisation level compiles ~3x faster.
 QUICK_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
 
@@ -56,8 +57,6 @@ _COLORS = {"GLM-TSL": "tab:red", "GLM-FPL": "tab:blue", "GLM-UCB": "tab:green", 
 
 def policies(d: int, horizon: int, prior_scale: float = PRIOR_SCALE) -> dict[str, tuple[object, str, str]]:
     """The eight policies for dimension ``d``: name -> (policy, parameter text, line style)."""
-    from bayesbandit.models import logistic
-
     model = logistic(prior_scale=prior_scale)
     a_tsl = theory.tsl_theory_a(d, horizon)
     a_fpl = theory.fpl_theory_a(d, horizon)
@@ -91,6 +90,7 @@ def run_part(
     Every part with the same ``seed`` sees the same instances and reward noise, so parts can
     run in any order or in separate processes.
     """
+    enable_x64()  # Newton's method needs float64 (worker processes start without it)
     env = LogisticBandit(K=K, d=d, theta_cov="paper")
     policy = policies(d, horizon)[name][0]
     options = QUICK_COMPILER_OPTIONS if quick else None

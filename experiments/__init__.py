@@ -1,4 +1,6 @@
-"""Named, reproducible experiments run by the ``bayesbandit run`` command.
+"""Named, reproducible experiments run by the ``bayesbandit run`` command (``bayesbandit.experiments``).
+
+This package sits on top of the core, the models and the diagnostics; the core never imports it.
 
 Each experiment is a module exposing ``DESCRIPTION`` (one line) and
 ``run(out_dir, *, quick, runs, horizon, seed, progress) -> dict[str, pathlib.Path]`` that writes
@@ -11,6 +13,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from bayesbandit.errors import InvalidInput
+
 __all__ = ["EXPERIMENTS", "load_experiment"]
 
 EXPERIMENTS: dict[str, str] = {
@@ -21,7 +25,6 @@ EXPERIMENTS: dict[str, str] = {
 
 def load_experiment(name: str) -> ModuleType:
     """Import the module of experiment ``name`` (see :data:`EXPERIMENTS`)."""
-    try:
-        return importlib.import_module(EXPERIMENTS[name])
-    except KeyError:
-        raise KeyError(f"unknown experiment {name!r}; known: {sorted(EXPERIMENTS)}") from None
+    if name not in EXPERIMENTS:
+        raise InvalidInput(f"unknown experiment {name!r}. Fix: use one of {sorted(EXPERIMENTS)} (bayesbandit list).")
+    return importlib.import_module(EXPERIMENTS[name])

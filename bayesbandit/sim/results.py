@@ -32,7 +32,7 @@ def cumulative_regret(results: xr.Dataset) -> xr.DataArray:
 def thin(results: xr.Dataset, num_points: int = 500) -> xr.Dataset:
     """A small copy for storage: cumulative regret at ``num_points`` evenly spaced rounds.
 
-    Per-round ``regret``, ``reward`` and ``arm`` (``policies x runs x horizon`` values each) are
+    Per-round ``regret``, ``reward`` and ``action`` (``policies x runs x horizon`` values each) are
     replaced by ``cumulative_regret`` at the kept rounds (always including the last one) and the
     per-run totals ``total_reward``; per-policy variables and attributes are kept.
     """
@@ -105,8 +105,8 @@ def summarize(results: xr.Dataset) -> pd.DataFrame:
     """One row per policy: final cumulative regret (mean and standard error over runs), times.
 
     Columns: ``regret`` (mean ``R(n)``), ``regret_se``, ``compile_s``, ``run_s`` (steady
-    execution), ``wall_s``, ``rounds_per_s`` (``runs * horizon / run_s``), ``newton_failures``
-    (mean per run) when present.
+    execution), ``wall_s``, ``rounds_per_s`` (``runs * horizon / run_s``), ``not_converged``
+    (rounds per run whose select or update did not converge) when present.
     """
     final = cumulative_regret(results).isel(round=-1)
     runs = final.sizes["run"]
@@ -119,8 +119,8 @@ def summarize(results: xr.Dataset) -> pd.DataFrame:
             df[col] = results[src].values
     if "run_time" in results:
         df["rounds_per_s"] = runs * horizon / np.maximum(results["run_time"].values, 1e-12)
-    if "newton_failures" in results:
-        df["newton_failures"] = results["newton_failures"].mean("run").values
+    if "not_converged" in results:
+        df["not_converged"] = results["not_converged"].mean("run").values
     return df
 
 
@@ -130,9 +130,10 @@ def summary_markdown(df: pd.DataFrame, *, digits: int = 2) -> str:
 
     def fmt(v: Any) -> str:
         if isinstance(v, float | np.floating):
-            if not np.isfinite(v):
+            x = float(v)
+            if not np.isfinite(x):
                 return "-"
-            return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.{digits}f}"
+            return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.{digits}f}"
         return str(v)
 
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join(["---"] + ["---:"] * (len(cols) - 1)) + "|"]
@@ -157,5 +158,5 @@ class BanditAccessor:
         return summarize(self._ds)
 
     def cumulative_regret(self) -> xr.DataArray:
-        """See :func:`bayesbandit.simulate.cumulative_regret`."""
+        """See :func:`bayesbandit.sim.cumulative_regret`."""
         return cumulative_regret(self._ds)

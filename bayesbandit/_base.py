@@ -1,0 +1,219 @@
+"""The contracts every bandit family implements: policies, environments, and what a round reports.
+
+Policies
+--------
+A policy is a frozen dataclass of hyper-parameters (keyword-only) with three functions over a
+state (Optax / BlackJAX style)::
+
+    state = policy.init(arms)                        # a fixed arm set, shape (K, d)
+    state = policy.init(d=d, capacity=n)             # contextual: this round's arms come with select
+    action, info = policy.select(state, arms, key)   # pure; info reports, never feeds back
+    state, info = policy.update(state, arms, action, feedback)
+
+* ``arms`` is the round's arm set: the fixed one again, or this round's features, shape (K, d).
+* ``action`` is an arm index (shape ``()``), or an index vector for a k-subset (shape ``(k,)``).
+* ``feedback`` is the reward of the action, or a vector of per-arm rewards for a k-subset
+  (semi-bandit feedback), with the action's shape.
+* ``init`` takes an optional ``key``: policies that draw their initial parameters use it, the
+  others ignore it.
+
+``update`` returns ``(state, info)``, as BlackJAX's ``step`` does: the work done there (a Newton
+solve, an optimiser step) reports its own convergence in the round it happened, and the state
+never has to carry diagnostics. Each policy has its own select and update Info NamedTuples; the
+one field they all share, ``converged`` (a boolean scalar: the computation behind this info
+finished without a numerical failure), is all that the runners read.
+
+Two kinds, declared by the class attribute ``kind``:
+
+* ``"jax"`` (:class:`Policy`): state is a pytree and the three functions are pure and jittable,
+  so whole experiments ``jit``, ``vmap`` over runs and ``scan`` over rounds.
+* ``"host"`` (:class:`HostPolicy`): the same three functions with a state that lives on the host
+  (an index over a large catalogue); the runners call them from Python, one run at a time.
+
+Optional capabilities are protocols of their own, checked with ``isinstance``:
+:class:`ModelBased` (a policy acting on a reward program, whose posterior the diagnostics can
+compare with NUTS) and :class:`Buffered` (a state whose row buffer grows outside ``jit``).
+
+Environments
+------------
+An environment is a frozen dataclass of settings with pure functions::
+
+    env_state = env.reset(key)                                # one problem instance
+    arms = env.arms(env_state, t)                             # round t's arm set
+    feedback, outcome = env.pull(env_state, action, key, t)   # what the policy observes, and
+                                                              # the Outcome the runner scores
+
+The environment owns its oracle: :class:`Outcome` carries the expected reward of the action
+taken and of the best action this round (a precomputed best arm, a top-k, a per-block top-k),
+so no runner does work per round that grows with the number of arms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol, TypeVar, dataclass_transform, runtime_checkable
+
+import jax
+
+from bayesbandit._typing import Array, ArrayLike, PRNGKey, PyTree
+from bayesbandit.errors import InvalidInput
+
+__all__ = [
+    "Info",
+    "Outcome",
+    "RewardSupport",
+    "Policy",
+    "HostPolicy",
+    "ModelBased",
+    "Buffered",
+    "Env",
+    "register_policy",
+    "policy_kind",
+]
+
+
+_T = TypeVar("_T", bound=type)
+
+
+class Info(Protocol):
+    """What every select and update Info shares: the only field runners read."""
+
+    converged: Array  # () bool: the computation behind this info finished without numerical failure
+
+
+class Outcome(NamedTuple):
+    """What a round is scored on, computed by the environment's own oracle."""
+
+    expected_reward: Array  # () expected reward of the action taken (sum over a k-subset)
+    best_expected_reward: Array  # () expected reward of the best action this round
+
+    @property
+    def regret(self) -> Array:
+        """Expected regret of the round, ``best_expected_reward - expected_reward``."""
+        return self.best_expected_reward - self.expected_reward
+
+
+class RewardSupport(NamedTuple):
+    """Where a policy's rewards may lie, for validation at the public boundary."""
+
+    constraint: Any  # a numpyro constraint (``.check(value) -> bool array``), or None for any real
+    description: str  # e.g. "Bernoulli: {0, 1}", for messages
+
+
+class Policy(Protocol):
+    """A jittable policy (``kind = "jax"``): see the module docstring."""
+
+    kind: ClassVar[Literal["jax"]]
+
+    def init(
+        self,
+        arms: ArrayLike | None = None,
+        *,
+        d: int | None = None,
+        capacity: int | None = None,
+        key: PRNGKey | None = None,
+    ) -> PyTree: ...
+
+    def select(self, state: PyTree, arms: Array, key: PRNGKey) -> tuple[Array, Info]: ...
+
+    def update(self, state: PyTree, arms: Array, action: Array, feedback: Array) -> tuple[PyTree, Info]: ...
+
+    def reward_support(self, d: int) -> RewardSupport: ...
+
+
+class HostPolicy(Protocol):
+    """A host-side policy (``kind = "host"``): the same functions, called from Python."""
+
+    kind: ClassVar[Literal["host"]]
+
+    def init(
+        self,
+        arms: ArrayLike | None = None,
+        *,
+        d: int | None = None,
+        capacity: int | None = None,
+        key: PRNGKey | None = None,
+    ) -> Any: ...
+
+    def select(self, state: Any, arms: Any, key: PRNGKey) -> tuple[Any, Info]: ...
+
+    def update(self, state: Any, arms: Any, action: Any, feedback: Any) -> tuple[Any, Info]: ...
+
+    def reward_support(self, d: int) -> RewardSupport: ...
+
+
+@runtime_checkable
+class ModelBased(Protocol):
+    """A policy acting on a NumPyro reward program.
+
+    ``bound(d)`` is the program bound to ``d`` features; ``posterior_rows(state)`` the weighted
+    rows ``(x, y, w)`` its posterior is built from (per-arm counts and mean rewards, or a row
+    buffer), so :func:`bayesbandit.diagnostics.along_run` can fit NUTS to the same history.
+    """
+
+    model: Any
+
+    def bound(self, d: int) -> Any: ...
+
+    def posterior_rows(self, state: Any) -> tuple[Array, Array, Array]: ...
+
+
+@runtime_checkable
+class Buffered(Protocol):
+    """A policy whose state keeps a fixed-capacity row buffer that grows outside ``jit``."""
+
+    def capacity(self, state: Any) -> int | None: ...
+
+    def reserve(self, state: Any, num_rows: int) -> Any: ...
+
+
+class Env(Protocol):
+    """The environment contract (see the module docstring)."""
+
+    fixed_arms: ClassVar[bool]  # whether ``arms`` is the same in every round
+    K: int  # arms per round
+    d: int  # feature dimension
+
+    def reset(self, key: PRNGKey) -> Any: ...
+
+    def arms(self, env_state: Any, t: ArrayLike) -> Array: ...
+
+    def pull(self, env_state: Any, action: Array, key: PRNGKey, t: ArrayLike) -> tuple[Array, Outcome]: ...
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
+def register_policy(data_fields: list[str]) -> Callable[[_T], _T]:
+    """Class decorator: a frozen dataclass registered as a pytree with ``data_fields`` as leaves.
+
+    Numeric hyper-parameters are leaves, so a sweep over them is one ``vmap`` and policies that
+    differ only in numbers share one compiled program; everything else (the model, the solver,
+    iteration caps) is static.
+    """
+
+    def wrap(cls: _T) -> _T:
+        made: Any = dataclasses.dataclass(frozen=True)(cls)
+        meta = [f.name for f in dataclasses.fields(made) if f.name not in data_fields]
+        return jax.tree_util.register_dataclass(made, data_fields=data_fields, meta_fields=meta)
+
+    return wrap
+
+
+def policy_kind(policy: Any) -> Literal["jax", "host"]:
+    """The declared kind of ``policy``; raises if it does not declare one.
+
+    Raises
+    ------
+    bayesbandit.errors.InvalidInput
+        If ``policy`` has no ``kind`` of ``"jax"`` or ``"host"`` or lacks one of the contract's
+        methods.
+    """
+    kind = getattr(type(policy), "kind", None)
+    missing = [m for m in ("init", "select", "update", "reward_support") if not callable(getattr(policy, m, None))]
+    if kind not in ("jax", "host") or missing:
+        raise InvalidInput(
+            f"expected a bandit policy (a class with kind = 'jax' or 'host' and methods init, select, update, "
+            f"reward_support); got {type(policy).__name__} (kind={kind!r}, missing {missing}). Fix: pass a policy "
+            "such as bayesbandit.GLMTSL(model) or implement the contract in docs/contract.md."
+        )
+    return kind

@@ -1,0 +1,199 @@
+"""The reward-model contract, checked by tracing the program (what :func:`bayesbandit.bind` learns).
+
+A reward model is a NumPyro program ``model(x, y=None)`` with continuous latent sites (each
+with a prior) and exactly one observed site (default name ``"y"``) whose distribution has batch
+shape ``(n,)`` and whose ``.mean`` is the expected reward of each row of ``x``.
+:func:`inspect_program` traces it at two row counts, raises a
+:class:`~bayesbandit.errors.ModelSpecError` naming the site for every breach of the contract,
+and returns a :class:`ProgramStructure`: the latent sites, how to unflatten them, a starting
+point, the reward's support, and whether the observed log-probability is affine in the reward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from jax.flatten_util import ravel_pytree
+from numpyro.distributions import biject_to
+
+from bayesbandit._typing import Array, Model
+from bayesbandit.errors import ModelSpecError
+from bayesbandit.inference.program import run_program, trace_program
+
+__all__ = ["SiteInfo", "ProgramStructure", "inspect_program", "describe_support"]
+
+_SUPPORT_CANDIDATES = (0.0, 1.0, 2.0, 3.0, 0.5, -1.0, 1.5, 5.0)
+_INSPECT_ROWS = (3, 4)
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    """A latent site: its name and the shape of its (constrained) value."""
+
+    name: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class ProgramStructure:
+    """What :func:`bind` learned by tracing the program (not part of the model's identity)."""
+
+    latents: tuple[SiteInfo, ...]
+    unravel: Callable[[Array], dict[str, Array]]
+    init_theta: np.ndarray
+    support: Any
+    support_name: str
+    y_ref: tuple[float, float]
+    is_affine: bool
+
+
+def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str) -> ProgramStructure:
+    """Check ``model`` against the reward-model contract and learn its structure.
+
+    Raises
+    ------
+    ModelSpecError
+        Naming the site: no observed site ``obs_site``, several observed sites, a discrete
+        latent, a latent whose shape changes with the number of rows, a reward site of the
+        wrong shape, no latent at all, or a program that fails when called.
+    """
+    if not callable(model):
+        raise ModelSpecError(f"a reward model must be a NumPyro program model(x, y=None); got {type(model).__name__}.")
+    rng = np.random.default_rng(0)
+    traces = []
+    for n in _INSPECT_ROWS:
+        x = rng.uniform(-1.0, 1.0, size=(n, *feature_shape))
+        tr_free = trace_program(model, x, None, 0)
+        if obs_site not in tr_free or tr_free[obs_site]["type"] != "sample":
+            found = [k for k, s in tr_free.items() if s["type"] == "sample"]
+            raise ModelSpecError(
+                f"the reward program has no sample site named '{obs_site}' (sample sites: {found}); "
+                f"name the reward site '{obs_site}' or pass obs_site=."
+            )
+        y = np.asarray(tr_free[obs_site]["value"])
+        tr = trace_program(model, x, y, 0)
+        traces.append((x, tr))
+
+    x, tr = traces[0]
+    obs = tr[obs_site]
+    if not obs["is_observed"]:
+        raise ModelSpecError(f"site '{obs_site}' is not observed when the program is called with y: pass obs=y to it.")
+    others = [
+        k
+        for k, s in tr.items()
+        if s["type"] == "sample" and s["is_observed"] and k != obs_site and not isinstance(s["fn"], dist.Unit)
+    ]
+    if others:
+        raise ModelSpecError(
+            f"the reward program has observed sites {others} besides '{obs_site}'; exactly one observed "
+            "site (the reward) is allowed."
+        )
+    for xn, trn in traces:
+        fn = trn[obs_site]["fn"]
+        if tuple(fn.event_shape) != () or tuple(fn.batch_shape) != (xn.shape[0],):
+            raise ModelSpecError(
+                f"observed site '{obs_site}' must have one scalar reward per row: expected batch shape "
+                f"({xn.shape[0]},) and event shape (), got {tuple(fn.batch_shape)} and {tuple(fn.event_shape)}."
+            )
+
+    latents = []
+    init_values = {}
+    for name, site in tr.items():
+        if site["type"] != "sample" or site["is_observed"]:
+            continue
+        if site["fn"].support.is_discrete:
+            raise ModelSpecError(
+                f"latent site '{name}' is discrete ({type(site['fn']).__name__}); only continuous latent "
+                "sites are supported: marginalise it out or make it observed."
+            )
+        shapes = {tuple(np.shape(t[name]["value"])) if name in t else None for _, t in traces}
+        if len(shapes) != 1:
+            raise ModelSpecError(
+                f"latent site '{name}' changes shape with the number of rows ({sorted(map(str, shapes))}); "
+                "per-row latent variables are not supported."
+            )
+        latents.append(SiteInfo(name, tuple(np.shape(site["value"]))))
+        median = _prior_median(site)
+        init_values[name] = np.asarray(biject_to(site["fn"].support).inv(median), dtype=np.float64)
+    if not latents:
+        raise ModelSpecError("the reward program has no latent sample site: there is nothing to learn.")
+
+    latents.sort(key=lambda site: site.name)  # ravel_pytree flattens a dict in sorted-key order
+    flat, unravel = ravel_pytree({k: jnp.asarray(v) for k, v in init_values.items()})
+    fn = obs["fn"]
+    support = fn.support
+    y_ref, is_affine = _reference_points(model, obs_site, feature_shape, unravel, flat, fn)
+    return ProgramStructure(
+        latents=tuple(latents),
+        unravel=unravel,
+        init_theta=np.asarray(flat, dtype=np.float64),
+        support=support,
+        support_name=f"{type(fn).__name__}: {describe_support(support)}",
+        y_ref=y_ref,
+        is_affine=is_affine,
+    )
+
+
+def _prior_median(site: dict) -> np.ndarray:
+    samples = site["fn"].sample(jax.random.PRNGKey(0), (101,))
+    return np.median(np.asarray(samples), axis=0)
+
+
+def describe_support(support: Any) -> str:
+    names = {
+        "_Boolean": "{0, 1}",
+        "_IntegerNonnegative": "{0, 1, 2, ...}",
+        "_IntegerPositive": "{1, 2, ...}",
+        "_Real": "the real line",
+        "_Positive": "(0, inf)",
+        "_Nonnegative": "[0, inf)",
+        "_UnitInterval": "[0, 1]",
+    }
+    return names.get(type(support).__name__, str(support))
+
+
+def _reference_points(model, obs_site, feature_shape, unravel, flat, fn):
+    """Pick two support points and decide numerically whether log p(y | theta) is affine in y.
+
+    The residual of a third support point from the two-point interpolation is a parameter-free
+    constant exactly when the log-probability is affine in y; it is compared across random
+    parameter values. With only two support points (Bernoulli) any function is affine on them.
+    """
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.uniform(-1.0, 1.0, size=(4, *feature_shape)))
+    thetas = [jnp.asarray(np.asarray(flat) + rng.normal(0, 0.7, size=flat.shape)) for _ in range(3)]
+    dists = [run_program(model, obs_site, unravel, t, x)[1]["fn"] for t in thetas]
+    ones = jnp.ones(x.shape[:1])
+
+    def log_prob(d, c):
+        with numpyro.validation_enabled(False):
+            return np.asarray(d.log_prob(c * ones))
+
+    points = [
+        c
+        for c in _SUPPORT_CANDIDATES
+        if all(
+            bool(np.all(np.asarray(d.support.check(c * ones)))) and np.all(np.isfinite(log_prob(d, c))) for d in dists
+        )
+    ]
+    if len(points) < 2:
+        raise ModelSpecError(
+            f"could not find two reward values with finite log-probability in the support of observed site "
+            f"'{obs_site}' ({type(fn).__name__}); tried {list(_SUPPORT_CANDIDATES)}."
+        )
+    y0, y1 = sorted(points[:2])
+    if len(points) == 2:
+        return (y0, y1), True
+    y2 = points[2]
+    residuals = np.asarray(
+        [log_prob(d, y2) - log_prob(d, y0) - (y2 - y0) * (log_prob(d, y1) - log_prob(d, y0)) / (y1 - y0) for d in dists]
+    )
+    spread = np.max(np.abs(residuals - residuals[0]))
+    return (y0, y1), bool(spread <= 1e-8 * (1.0 + np.max(np.abs(residuals))))

@@ -1,0 +1,71 @@
+"""GLM-UCB (Filippi et al. 2010), as compared in Kveton et al. 2020."""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from bayesbandit._base import register_policy
+from bayesbandit._numerics import jittered_cholesky, mahalanobis_norms
+from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.inference.potential import BoundModel
+from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
+from bayesbandit.validation import check_scalar
+
+__all__ = ["GLMUCB", "GLMUCBInfo", "design_widths"]
+
+
+class GLMUCBInfo(NamedTuple):
+    """What GLM-UCB's ``select`` reports."""
+
+    converged: Array  # () bool: the scores are not NaN
+    scores: Array  # (K,) upper confidence bounds
+    theta: Array  # (p,) the MAP the bounds are centred on
+    widths: Array  # (K,) ||x_i||_{G_t^{-1}}
+    exploring: Array  # () bool: an initial-exploration round
+
+
+def design_widths(state: GLMState, arms: Array) -> Array:
+    """``||x_i||_{G_t^{-1}}`` with the unweighted design matrix ``G_t = sum_l X_l X_l^T``, shape (K,)."""
+    chol, _ = jittered_cholesky(state.history.gram())
+    return mahalanobis_norms(chol, arms)
+
+
+@register_policy(data_fields=["rho"])
+class GLMUCB(GLMPolicy):
+    """GLM-UCB: optimism in the mean-reward space.
+
+    .. math::  I_t = \\arg\\max_i \\mu(x_i; \\bar\\theta_t) + \\rho \\|x_i\\|_{G_t^{-1}}
+
+    with ``bar theta_t`` the MAP and ``G_t`` the *unweighted* design matrix (Kveton et al. 2020,
+    Section 5.1; spec pitfall 7). The practical width is ``rho = 0.5`` (the largest standard
+    deviation of a Bernoulli reward); the theory width of Filippi et al. (2010, Section 4.1) is
+    :func:`bayesbandit.policies.theory.glm_ucb_theory_rho`. Filippi et al.'s projection step
+    is omitted, as in the paper's experiments.
+
+    See Also
+    --------
+    UCBGLM : optimism in the linear-predictor space.
+
+    Examples
+    --------
+    >>> import bayesbandit as bb
+    >>> from bayesbandit.models import logistic
+    >>> bb.GLMUCB(logistic(), rho=0.5).rho
+    0.5
+    """
+
+    _: KW_ONLY
+    rho: float = 0.5
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        check_scalar("GLMUCB", "rho", self.rho, low=0.0)
+
+    def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, GLMUCBInfo]:
+        theta = state.fit.theta
+        widths = design_widths(state, arms)
+        scores = bound.mean_reward(theta, arms) + self.rho * widths
+        return scores, GLMUCBInfo(~jnp.any(jnp.isnan(scores)), scores, theta, widths, jnp.asarray(False))

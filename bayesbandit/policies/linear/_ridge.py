@@ -1,0 +1,95 @@
+"""Ridge-regression statistics shared by LinTS and LinUCB.
+
+Both keep ``B_t = lam I + sum_l X_l X_l^T`` and ``b_t = sum_l Y_l X_l`` (``O(d^2)`` per
+update) and factor ``B_t`` once per ``select``. They need no reward program: the model is
+linear, ``E[Y | x] = x^T theta``, and rewards may be any real number. Both run in float32 or
+float64 (JAX's default float).
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, ClassVar, Literal, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from bayesbandit._base import RewardSupport
+from bayesbandit._numerics import cho_solve
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.policies._explore import choose, exploration_order, init_arms, resolve_num_explore
+
+__all__ = ["RidgeState", "RidgeUpdateInfo", "RidgePolicy"]
+
+
+class RidgeState(NamedTuple):
+    """State of a ridge-regression policy."""
+
+    precision: Array  # (d, d) B_t = lam I + sum X X^T
+    b: Array  # (d,) sum Y X
+    t: Array  # () int32, rounds observed
+    explore_order: Array | None  # (num_explore,) int32 initial pulls on a fixed arm set, else None
+
+
+class RidgeUpdateInfo(NamedTuple):
+    """What a ridge ``update`` reports."""
+
+    converged: Array  # () bool: the statistics stayed finite
+
+
+@dataclass(frozen=True)
+class RidgePolicy:
+    """Base of LinTS and LinUCB: ``init``, ``update`` and ``select`` shared; ``scores`` differs.
+
+    ``lam`` (> 0) is the ridge, ``num_explore`` the initial exploration rounds (``None``: ``d``).
+    """
+
+    kind: ClassVar[Literal["jax"]] = "jax"
+
+    _: KW_ONLY
+    lam: float = 1.0
+    num_explore: int | None = None
+
+    def reward_support(self, d: int) -> RewardSupport:
+        """Any real reward."""
+        return RewardSupport(None, "any real number")
+
+    def init(
+        self,
+        arms: ArrayLike | None = None,
+        *,
+        d: int | None = None,
+        capacity: int | None = None,
+        key: PRNGKey | None = None,
+    ) -> RidgeState:
+        """Initial state for a fixed arm set ``arms`` (K, d) or contextual features of dimension ``d``."""
+        arms, d = init_arms(type(self).__name__, arms, d)
+        order = None if arms is None else exploration_order(arms, resolve_num_explore(self.num_explore, d))
+        return RidgeState(self.lam * jnp.eye(d), jnp.zeros(d), jnp.asarray(0, jnp.int32), order)
+
+    def update(self, state: RidgeState, arms: Array, action: Array, feedback: Array) -> tuple[RidgeState, Any]:
+        """Add ``x x^T`` to ``B`` and ``feedback * x`` to ``b``, with ``x = arms[action]``."""
+        x = jnp.asarray(arms, dtype=state.b.dtype)[action]
+        b = state.b + feedback * x
+        new = state._replace(precision=state.precision + jnp.outer(x, x), b=b, t=state.t + 1)
+        return new, RidgeUpdateInfo(jnp.all(jnp.isfinite(b)))
+
+    def select(self, state: RidgeState, arms: Array, key: PRNGKey) -> tuple[Array, Any]:
+        """Choose an arm among ``arms`` (K, d); returns the index and the policy's Info."""
+        arms = jnp.asarray(arms, dtype=state.b.dtype)
+        d = arms.shape[1]
+        key_scores, key_choice = jax.random.split(key)
+        chol = jnp.linalg.cholesky(state.precision)
+        theta_hat = cho_solve(chol, state.b)
+        scores, info = self.scores(chol, theta_hat, arms, key_scores)
+
+        def gram() -> Array:
+            return state.precision - self.lam * jnp.eye(d, dtype=arms.dtype)
+
+        num_explore = resolve_num_explore(self.num_explore, d)
+        action, exploring = choose(key_choice, scores, arms, state.t, num_explore, state.explore_order, gram)
+        return action, info._replace(exploring=exploring)
+
+    def scores(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey) -> tuple[Array, Any]:
+        """Per-arm scores and the policy's Info (with ``exploring`` filled in by ``select``)."""
+        raise NotImplementedError

@@ -1,0 +1,106 @@
+"""The one round of a bandit run, and the common random numbers behind it.
+
+:func:`play_round` is the only place where a policy meets an environment: the ``lax.scan``
+runner, the host runner (:mod:`bayesbandit.sim.runner`) and the diagnostics along a run
+(:func:`bayesbandit.diagnostics.along_run`) all call it.
+
+Common random numbers
+---------------------
+From a seed, three independent key streams are split (:func:`key_streams`):
+
+* instances: run ``r`` is ``env.reset(split(k_env, runs)[r])``;
+* feedback: round ``t`` of run ``r`` pulls with ``fold_in(split(k_pull, runs)[r], t)``, which
+  depends on (run, round) only, never on the policy (environments draw so that the same arm
+  gets the same reward realisation whichever policy pulls it);
+* policies: ``select`` in round ``t`` of run ``r`` gets ``fold_in(split(k_policy, runs)[r], t)``
+  and ``init`` gets ``fold_in(split(k_policy, runs)[r], INIT_ROUND)`` (the same streams for
+  every policy, so two identical policies give identical results).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from bayesbandit._base import Outcome
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
+
+__all__ = ["RunKeys", "Round", "key_streams", "init_run", "play_round", "INIT_ROUND"]
+
+INIT_ROUND = 2**31 - 1  # the policy stream's fold-in index for ``init`` (no round uses it)
+
+
+class RunKeys(NamedTuple):
+    """The key streams of a batch of runs (leading axis: run)."""
+
+    env: Array  # (runs, key) instance keys
+    pull: Array  # (runs, key) feedback streams
+    policy: Array  # (runs, key) policy streams
+
+
+class Round(NamedTuple):
+    """Everything that happened in one round (what a ``record`` hook sees)."""
+
+    t: Array  # () int32, round index (0-based)
+    arms: Any  # the round's arm set, (K, d)
+    action: Array  # () arm index, or (k,) indices of a k-subset
+    feedback: Array  # the reward(s) observed, with the action's shape
+    outcome: Outcome  # expected reward of the action and of the best action
+    select_info: Any  # the policy's select Info
+    update_info: Any  # the policy's update Info
+
+    @property
+    def converged(self) -> Array:
+        """Whether both the selection and the update finished without numerical failure."""
+        return jnp.asarray(self.select_info.converged) & jnp.asarray(self.update_info.converged)
+
+
+def key_streams(seed: int, runs: int) -> RunKeys:
+    """The three independent key streams of ``runs`` runs from ``seed`` (module docstring)."""
+    k_env, k_pull, k_policy = jax.random.split(jax.random.PRNGKey(seed), 3)
+    return RunKeys(jax.random.split(k_env, runs), jax.random.split(k_pull, runs), jax.random.split(k_policy, runs))
+
+
+def init_run(policy: Any, env: Any, env_key: PRNGKey, policy_key: PRNGKey, capacity: int) -> tuple[Any, Any]:
+    """``(env_state, policy_state)`` of one run: a fresh instance and the policy's initial state.
+
+    A fixed arm set is given to ``init`` (per-arm statistics); otherwise the feature dimension,
+    with a row buffer of ``capacity`` rows.
+    """
+    env_state = env.reset(env_key)
+    key = jax.random.fold_in(policy_key, INIT_ROUND)
+    if env.fixed_arms:
+        return env_state, policy.init(env.arms(env_state, 0), capacity=capacity, key=key)
+    return env_state, policy.init(d=env.d, capacity=capacity, key=key)
+
+
+def play_round(
+    policy: Any, env: Any, env_state: Any, policy_state: Any, pull_key: PRNGKey, policy_key: PRNGKey, t: ArrayLike
+) -> tuple[Any, Round]:
+    """Round ``t`` of one run: the policy selects, the environment answers, the policy updates.
+
+    Parameters
+    ----------
+    policy, env
+        A policy and an environment on the contract of :mod:`bayesbandit._base`.
+    env_state, policy_state
+        The run's instance and the policy's state before the round.
+    pull_key, policy_key : PRNGKey
+        The run's feedback and policy streams (round ``t`` folds itself in).
+    t : int
+        The round.
+
+    Returns
+    -------
+    policy_state
+        After the update.
+    Round
+        What happened.
+    """
+    arms = env.arms(env_state, t)
+    action, select_info = policy.select(policy_state, arms, jax.random.fold_in(policy_key, t))
+    feedback, outcome = env.pull(env_state, action, jax.random.fold_in(pull_key, t), t)
+    policy_state, update_info = policy.update(policy_state, arms, action, feedback)
+    return policy_state, Round(jnp.asarray(t, jnp.int32), arms, action, feedback, outcome, select_info, update_info)

@@ -1,0 +1,214 @@
+"""Validation at public boundaries (outside ``jit``), with messages that say how to fix the input.
+
+Every check raises :class:`bayesbandit.errors.InvalidInput` (a ``ValueError``) whose message
+names the argument and its owner, what was expected, what was given, and the fix, in
+scikit-learn's wording::
+
+    The 'a' parameter of GLMTSL must be a float in the range (0, inf). Got -1 instead.
+
+Callers run every check before touching any state. Checks on hyper-parameters skip JAX tracers,
+so a policy built inside ``vmap`` (a sweep over ``a``) still works.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from bayesbandit.errors import InvalidInput
+
+__all__ = [
+    "is_concrete",
+    "check_scalar",
+    "check_int",
+    "check_choice",
+    "check_arms",
+    "check_action",
+    "check_feedback",
+]
+
+UNCHANGED = "the agent state was not changed"
+
+
+def is_concrete(value: Any) -> bool:
+    """Whether ``value`` is a concrete number (not a JAX tracer or a pytree placeholder)."""
+    if isinstance(value, jax.core.Tracer):
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def check_scalar(
+    owner: str,
+    name: str,
+    value: Any,
+    *,
+    low: float = -math.inf,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
+    """Check a real hyper-parameter lies in an interval; tracers pass unchecked.
+
+    ``high = inf`` admits ``inf`` itself unless ``high_open``; NaN never passes.
+    """
+    if isinstance(value, jax.core.Tracer):
+        return
+    ok = is_concrete(value) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = not math.isnan(v) and (math.isfinite(v) or (v == math.inf and high == math.inf and not high_open))
+        ok = ok and low <= v <= high and not (low_open and v == low) and not (high_open and v == high)
+    if not ok:
+        lo = "(" if low_open else "["
+        hi = ")" if high_open or math.isinf(high) else "]"
+        raise InvalidInput(
+            f"The '{name}' parameter of {owner} must be a float in the range {lo}{low:g}, {high:g}{hi}. "
+            f"Got {value!r} instead."
+        )
+
+
+def check_int(owner: str, name: str, value: Any, *, low: int = 0, high: int | None = None) -> int:
+    """Return ``value`` as an int after checking it is an integer in ``[low, high]``."""
+    ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    ok = ok and value >= low and (high is None or value <= high)
+    if not ok:
+        upper = "inf)" if high is None else f"{high}]"
+        raise InvalidInput(
+            f"The '{name}' parameter of {owner} must be an int in the range [{low}, {upper}. Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_choice(owner: str, name: str, value: Any, choices: Sequence[Any]) -> Any:
+    """Return ``value`` after checking it is one of ``choices``."""
+    if isinstance(value, str | int | float | bool | type(None)) and value in choices:
+        return value
+    options = ", ".join(repr(c) for c in choices)
+    raise InvalidInput(f"The '{name}' parameter of {owner} must be one of {{{options}}}. Got {value!r} instead.")
+
+
+def check_arms(
+    arms: Any,
+    name: str = "arms",
+    *,
+    dim: int | None = None,
+    dtype: Any = np.float64,
+    unchanged: str | None = UNCHANGED,
+) -> np.ndarray:
+    """Return an arm set as a ``(K, d)`` array after checking rank, dimension, size and finiteness.
+
+    Parameters
+    ----------
+    arms : array-like, shape (K, d)
+    name : str
+        The argument's name in messages.
+    dim : int, optional
+        The feature dimension the caller was set up for.
+    dtype : dtype
+        Dtype of the returned array.
+    unchanged : str, optional
+        Appended to messages (what the caller guarantees was not modified).
+    """
+    tail = "" if unchanged is None else f"; {unchanged}"
+    try:
+        arr = np.asarray(arms, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{name} must be a numeric array of shape (K, d); got {type(arms).__name__}{tail}.") from exc
+    if arr.ndim != 2:
+        raise InvalidInput(
+            f"{name} must have shape (K, d), one row of features per arm; got shape {arr.shape}. "
+            f"Fix: pass a 2-d array (use x[None, :] for a single arm){tail}."
+        )
+    if dim is not None and arr.shape[1] != dim:
+        raise InvalidInput(
+            f"{name} has feature dimension {arr.shape[1]} but the policy was set up for d={dim}. "
+            f"Fix: pass arms of shape (K, {dim}){tail}."
+        )
+    if arr.shape[0] == 0:
+        raise InvalidInput(f"{name} is an empty arm set (shape {arr.shape}): there is nothing to choose{tail}.")
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise InvalidInput(
+            f"{name} contains a non-finite value ({arr[tuple(bad)]}) at index {tuple(int(i) for i in bad)}; "
+            f"every feature must be finite{tail}."
+        )
+    return arr
+
+
+def check_action(action: Any, num_arms: int, shape: tuple[int, ...] = (), *, unchanged: str = UNCHANGED) -> np.ndarray:
+    """Return an action as an int array after checking its shape and range.
+
+    Parameters
+    ----------
+    action : int or array of int
+        An arm index (``shape == ()``) or ``k`` distinct arm indices (``shape == (k,)``).
+    num_arms : int
+        Size ``K`` of the arm set the action indexes.
+    shape : tuple of int
+        The shape of the policy's actions.
+    """
+    expected = "an integer arm index" if shape == () else f"{shape[0]} distinct integer arm indices"
+    raw = np.asarray(action)
+    try:
+        index = raw.astype(np.int64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"action must be {expected} in [0, {num_arms}); got {action!r}; {unchanged}.") from exc
+    if (
+        raw.shape != shape
+        or raw.dtype.kind not in "iuf"
+        or not np.array_equal(index, raw)
+        or np.any(index < 0)
+        or np.any(index >= num_arms)
+        or len(np.unique(index)) != index.size
+    ):
+        raise InvalidInput(
+            f"action must be {expected} in [0, {num_arms}) (what select returned); got {action!r}; {unchanged}."
+        )
+    return index
+
+
+def check_feedback(
+    feedback: Any,
+    support: Any,
+    support_name: str,
+    shape: tuple[int, ...] = (),
+    *,
+    unchanged: str = UNCHANGED,
+) -> np.ndarray:
+    """Return feedback as a float64 array after checking shape, finiteness and support.
+
+    Parameters
+    ----------
+    feedback : float or array
+        A reward (``shape == ()``) or one reward per arm of a k-subset (``shape == (k,)``).
+    support : numpyro constraint or None
+        Where rewards may lie (``None``: any real number).
+    support_name : str
+        Human-readable support, e.g. ``"Bernoulli: {0, 1}"``.
+    shape : tuple of int
+        The action's shape.
+    """
+    try:
+        value = np.asarray(feedback, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"reward must be a real number; got {feedback!r}; {unchanged}.") from exc
+    if value.shape != shape:
+        what = "a scalar reward" if shape == () else f"one reward per chosen arm, shape {shape}"
+        raise InvalidInput(f"reward must be {what}; got shape {value.shape}; {unchanged}.")
+    if not np.isfinite(value).all():
+        raise InvalidInput(f"reward {feedback!r} is not finite; pass a finite number; {unchanged}.")
+    if support is not None and not bool(np.all(np.asarray(support.check(value)))):
+        raise InvalidInput(
+            f"reward {feedback!r} lies outside the support of the reward model ({support_name}). "
+            f"Fix: pass a reward the model can produce, or use a model whose likelihood has this support; "
+            f"{unchanged}."
+        )
+    return value

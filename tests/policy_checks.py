@@ -1,0 +1,285 @@
+"""The policy contract suite (scikit-learn's ``check_estimator`` is the model).
+
+Every policy joins by one line in :data:`CASES`; ``test_policy_contract.py`` runs every check
+of :data:`CHECKS` on every case, and ``test_policy_checks_fail.py`` shows that each check fails
+on a policy (or a library) broken in the way the check is about.
+
+A check is a function ``check_*(case)`` that raises ``AssertionError`` naming the broken
+property. Checks share one compiled experiment per case (``lax.scan`` over rounds inside
+``vmap`` over 8 runs) and one played ``Agent`` per case, so each policy compiles a handful of
+programs in all.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from bayesbandit.models import logistic
+
+import bayesbandit as bb
+from bayesbandit.errors import InvalidInput
+
+K, D, HORIZON, RUNS = 100, 10, 2000, 8
+AGENT_K, AGENT_D = 6, 3
+
+
+@dataclass(frozen=True)
+class Case:
+    """A policy under test: a name and a factory (called fresh where a check needs a new object)."""
+
+    name: str
+    make: Callable[[], Any]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# One line per policy: the whole contract suite runs on it.
+CASES = [
+    Case("glm_tsl", lambda: bb.GLMTSL(logistic(), a=1.0)),
+    Case("glm_fpl", lambda: bb.GLMFPL(logistic(), a=0.5)),
+    Case("glm_ucb", lambda: bb.GLMUCB(logistic(), rho=0.5)),
+    Case("ucb_glm", lambda: bb.UCBGLM(logistic(), alpha=0.5)),
+    Case("eps_greedy", lambda: bb.EpsilonGreedy(logistic(), epsilon=0.05)),
+    Case("lin_ts", lambda: bb.LinTS(lam=1.0, v=0.5)),
+    Case("lin_ucb", lambda: bb.LinUCB(lam=1.0, alpha=1.0)),
+]
+
+
+# ------------------------------------------------------------------------------ shared runs
+def problem(key: jax.Array, k: int = K, d: int = D) -> tuple[jax.Array, jax.Array]:
+    """A logistic bandit: arms uniform on [-1, 1]^d, theta* ~ N(0, 3/d I); returns (arms, means)."""
+    k_arms, k_theta = jax.random.split(key)
+    arms = jax.random.uniform(k_arms, (k, d), minval=-1.0, maxval=1.0)
+    theta = jax.random.normal(k_theta, (d,)) * jnp.sqrt(3.0 / d)
+    return arms, jax.nn.sigmoid(arms @ theta)
+
+
+def run_keys(seed: int) -> jax.Array:
+    """Keys of the 8 vmapped runs; runs 0 and 1 share a key (the same-key check)."""
+    keys = jax.random.split(jax.random.PRNGKey(seed), RUNS)
+    return keys.at[1].set(keys[0])
+
+
+@functools.cache
+def experiment(case: Case) -> tuple[Callable, list]:
+    """(jitted vmapped experiment, trace counter) for one case; cached across checks."""
+    policy = case.make()
+    traces: list[int] = []
+
+    def one_run(key):
+        k_problem, k_rounds = jax.random.split(key)
+        arms, mu = problem(k_problem)
+        state = policy.init(arms, key=k_problem)
+
+        def step(state, k):
+            k_select, k_reward = jax.random.split(k)
+            action, _ = policy.select(state, arms, k_select)
+            reward = jax.random.bernoulli(k_reward, mu[action]).astype(arms.dtype)
+            state, _ = policy.update(state, arms, action, reward)
+            return state, (action, mu.max() - mu[action])
+
+        state, (actions, regret) = jax.lax.scan(step, state, jax.random.split(k_rounds, HORIZON))
+        return actions, regret, mu.max() - mu.mean(), state
+
+    def counted(keys):
+        traces.append(1)  # runs once per trace, never on a cached call
+        return jax.vmap(one_run)(keys)
+
+    return jax.jit(counted), traces
+
+
+@functools.cache
+def results(case: Case, seed: int = 0) -> tuple:
+    fn, _ = experiment(case)
+    try:
+        out = fn(run_keys(seed))
+    except Exception as exc:  # a policy that does not trace fails the contract, not the test harness
+        raise AssertionError(f"{case.name}: the policy does not run under jit(vmap(scan)): {exc!r}") from exc
+    return jax.tree.map(np.asarray, out)
+
+
+def agent_arms() -> np.ndarray:
+    return np.random.default_rng(0).uniform(-1, 1, (AGENT_K, AGENT_D))
+
+
+def play(agent: bb.Agent, rounds: int, seed: int) -> list:
+    """Rounds with Bernoulli rewards from a seeded generator; returns the actions."""
+    rng = np.random.default_rng(seed)
+    theta = np.array([1.0, -1.0, 0.5])
+    actions = []
+    for _ in range(rounds):
+        action = agent.select()
+        x = agent_arms()[action]
+        agent.update(action, float(rng.random() < 1 / (1 + np.exp(-x @ theta))))
+        actions.append(action)
+    return actions
+
+
+def _leaves(tree: Any) -> list[np.ndarray]:
+    return [np.array(x, copy=True) for x in jax.tree.leaves(tree)]
+
+
+def _same_tree(a: Any, b: Any) -> bool:
+    if jax.tree.structure(a) != jax.tree.structure(b):
+        return False
+    return all(
+        x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
+        for x, y in zip(_leaves(a), _leaves(b), strict=True)
+    )
+
+
+# ------------------------------------------------------------------------------ the checks
+def check_jit_vmap(case: Case) -> None:
+    """jit(vmap(scan)) over 8 runs: shapes, actions in range, finite float state, rounds counted."""
+    actions, regret, _, state = results(case)
+    assert actions.shape == (RUNS, HORIZON) and regret.shape == (RUNS, HORIZON), case.name
+    assert np.all((actions >= 0) & (actions < K)), f"{case.name}: an action outside [0, K)"
+    for leaf in jax.tree.leaves(state):
+        if np.issubdtype(leaf.dtype, np.floating):
+            assert np.all(np.isfinite(leaf)), f"{case.name}: non-finite state after {HORIZON} rounds"
+
+
+def check_compiles_once(case: Case) -> None:
+    """The Agent's select and update compile once over many rounds; the experiment traces once."""
+    agent = bb.Agent(case.make(), arms=agent_arms(), seed=0)
+    play(agent, 4, seed=0)
+    sizes = (agent._select._cache_size(), agent._update._cache_size())
+    assert sizes == (1, 1), f"{case.name}: select/update compiled {sizes} times over 4 rounds (state drifts?)"
+    fn, traces = experiment(case)
+    first = results(case)
+    other = jax.tree.map(np.asarray, fn(run_keys(1)))
+    assert not np.array_equal(first[0], other[0]), f"{case.name}: other keys gave the same actions"
+    assert len(traces) == 1 and fn._cache_size() == 1, f"{case.name}: the experiment was traced {len(traces)} times"
+
+
+def check_same_key_same_actions(case: Case) -> None:
+    """Same key, same actions (vmapped runs 0 and 1; two agents with one seed); other keys differ."""
+    actions, _, _, state = results(case)
+    assert np.array_equal(actions[0], actions[1]), f"{case.name}: one key gave two action sequences"
+    assert _same_tree(jax.tree.map(lambda v: v[0], state), jax.tree.map(lambda v: v[1], state)), case.name
+    assert len({tuple(row) for row in actions[1:]}) == RUNS - 1, f"{case.name}: distinct keys, same actions"
+    a = play(bb.Agent(case.make(), arms=agent_arms(), seed=3), 8, seed=1)
+    b = play(bb.Agent(case.make(), arms=agent_arms(), seed=3), 8, seed=1)
+    assert a == b, f"{case.name}: two agents with seed 3 chose {a} and {b}"
+
+
+def check_dtypes_stable(case: Case) -> None:
+    """update returns a state of the same structure, shapes and dtypes as init's; infos say converged."""
+    policy = case.make()
+    arms = jnp.asarray(agent_arms())
+    key = jax.random.PRNGKey(0)
+    for kwargs in ({"arms": arms}, {"d": AGENT_D, "capacity": 8}):
+        state0 = jax.eval_shape(lambda k, kw=kwargs: policy.init(**kw, key=k), key)
+        action, select_info = jax.eval_shape(lambda s: policy.select(s, arms, key), state0)
+        state1, update_info = jax.eval_shape(lambda s, a: policy.update(s, arms, a, jnp.asarray(1.0)), state0, action)
+        assert jax.tree.structure(state0) == jax.tree.structure(state1), f"{case.name}: update changed the state tree"
+        for x, y in zip(jax.tree.leaves(state0), jax.tree.leaves(state1), strict=True):
+            assert (x.shape, x.dtype, x.weak_type) == (y.shape, y.dtype, y.weak_type), (
+                f"{case.name} ({list(kwargs)}): a state leaf went from {x} to {y} in one update"
+            )
+        for info in (select_info, update_info):
+            assert info.converged.shape == () and info.converged.dtype == jnp.bool_, f"{case.name}: {info}"
+        assert jnp.issubdtype(action.dtype, jnp.integer) and action.shape == (), f"{case.name}: action {action}"
+
+
+def check_learns(case: Case) -> None:
+    """Regret well below uniform's, and lower per round in the second half than in the first."""
+    _, regret, uniform_gap, _ = results(case)
+    regret, uniform_gap = regret[1:], uniform_gap[1:]  # 7 distinct runs
+    ratio = regret.sum(1).mean() / (HORIZON * uniform_gap).mean()
+    assert ratio < 0.3, f"{case.name}: regret is {ratio:.2f}x uniform's"
+    first, second = regret[:, : HORIZON // 2].mean(), regret[:, HORIZON // 2 :].mean()
+    assert second < first, f"{case.name}: regret per round did not fall ({first:.4f} -> {second:.4f})"
+
+
+def _rejects(agent: bb.Agent, call: Callable[[bb.Agent], Any], what: str) -> None:
+    before, key = _leaves(agent.state), np.array(jax.random.key_data(agent._key), copy=True)
+    try:
+        call(agent)
+    except InvalidInput:
+        pass
+    except Exception as exc:
+        raise AssertionError(f"{type(agent.policy).__name__}: {what} raised {exc!r}, not InvalidInput") from exc
+    else:
+        raise AssertionError(f"{type(agent.policy).__name__}: {what} was accepted")
+    after = _leaves(agent.state)
+    assert len(before) == len(after) and all(
+        np.array_equal(x, y, equal_nan=True) for x, y in zip(before, after, strict=True)
+    ), f"{type(agent.policy).__name__}: {what} changed the state"
+    assert np.array_equal(np.asarray(jax.random.key_data(agent._key)), key), f"{what} moved the key"
+
+
+def _out_of_support(policy: Any) -> float | None:
+    support = policy.reward_support(AGENT_D).constraint
+    if support is None:
+        return None
+    for value in (-1.0, 0.5, 2.0, 1e9, -1e9):
+        if not bool(np.all(np.asarray(support.check(np.asarray(value))))):
+            return value
+    return None
+
+
+def check_bad_inputs(case: Case) -> None:
+    """NaN, inf, out-of-support rewards, bad shapes, bad actions and an empty arm set raise
+    InvalidInput through the Agent, with the state and key unchanged bit for bit."""
+    fixed = bb.Agent(case.make(), arms=agent_arms(), seed=0)
+    play(fixed, 2, seed=0)
+    action = fixed.select()
+    for reward in (math.nan, math.inf, -math.inf, [1.0, 0.0], "one"):
+        _rejects(fixed, lambda a, r=reward: a.update(action, r), f"reward {reward!r}")
+    outside = _out_of_support(case.make())
+    if outside is not None:  # None: the policy's rewards may be any real number
+        _rejects(fixed, lambda a: a.update(action, outside), f"out-of-support reward {outside}")
+    for bad in (AGENT_K, -1, 1.5, [0, 1], "a", None):
+        _rejects(fixed, lambda a, b=bad: a.update(b, 1.0), f"action {bad!r}")
+    contextual = bb.Agent(case.make(), d=AGENT_D, seed=0, capacity=4)
+    for arms, what in (
+        (np.zeros((0, AGENT_D)), "an empty arm set"),
+        (np.zeros(AGENT_D), "arms of shape (d,)"),
+        (np.zeros((4, AGENT_D + 1)), "arms of the wrong dimension"),
+        (np.full((4, AGENT_D), np.nan), "NaN arms"),
+    ):
+        _rejects(contextual, lambda a, x=arms: a.select(x), what)
+
+
+def check_save_load(case: Case, tmp_path: Any) -> None:
+    """An agent saved and loaded continues bit for bit (same actions, same states)."""
+    agent = bb.Agent(case.make(), arms=agent_arms(), seed=0)
+    play(agent, 5, seed=1)
+    path = tmp_path / f"{case.name}.bb"
+    agent.save(path)
+    loaded = bb.Agent.load(path, case.make())
+    assert _same_tree(agent.state, loaded.state), f"{case.name}: the loaded state differs"
+    a, b = play(agent, 5, seed=2), play(loaded, 5, seed=2)
+    assert a == b, f"{case.name}: after loading, actions {b} instead of {a}"
+    assert _same_tree(agent.state, loaded.state), f"{case.name}: the states diverged after loading"
+
+
+CHECKS = [
+    check_jit_vmap,
+    check_compiles_once,
+    check_same_key_same_actions,
+    check_dtypes_stable,
+    check_learns,
+    check_bad_inputs,
+    check_save_load,
+]
+
+
+def run_check(check: Callable, case: Case, tmp_path: Any) -> None:
+    """Call ``check`` with what it needs."""
+    if check is check_save_load:
+        check(case, tmp_path)
+    else:
+        check(case)
+
+
+__all__ = ["Case", "CASES", "CHECKS", "run_check"]
