@@ -7,7 +7,17 @@ the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
 """
 
 from bayesbandit import envs, errors, precision
-from bayesbandit._base import Buffered, Env, HostPolicy, Info, ModelBased, Outcome, Policy, RewardSupport
+from bayesbandit._base import (
+    Buffered,
+    Env,
+    HostPolicy,
+    Info,
+    ModelBased,
+    Outcome,
+    Policy,
+    RewardSupport,
+    register_policy,
+)
 from bayesbandit.agent import Agent
 from bayesbandit.inference import (
     BoundModel,
@@ -59,6 +69,7 @@ __all__ = (
     "Env",
     "Outcome",
     "RewardSupport",
+    "register_policy",
     # policies
     "GLMTSL",
     "GLMFPL",

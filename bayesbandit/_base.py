@@ -56,7 +56,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, Protocol, TypeVar, datacl
 
 import jax
 
-from bayesbandit._typing import Array, ArrayLike, PRNGKey, PyTree
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 
 __all__ = [
@@ -101,31 +101,8 @@ class RewardSupport(NamedTuple):
     description: str  # e.g. "Bernoulli: {0, 1}", for messages
 
 
-class Policy(Protocol):
-    """A jittable policy (``kind = "jax"``): see the module docstring."""
-
-    kind: ClassVar[Literal["jax"]]
-
-    def init(
-        self,
-        arms: ArrayLike | None = None,
-        *,
-        d: int | None = None,
-        capacity: int | None = None,
-        key: PRNGKey | None = None,
-    ) -> PyTree: ...
-
-    def select(self, state: PyTree, arms: Array, key: PRNGKey) -> tuple[Array, Info]: ...
-
-    def update(self, state: PyTree, arms: Array, action: Array, feedback: Array) -> tuple[PyTree, Info]: ...
-
-    def reward_support(self, d: int) -> RewardSupport: ...
-
-
-class HostPolicy(Protocol):
-    """A host-side policy (``kind = "host"``): the same functions, called from Python."""
-
-    kind: ClassVar[Literal["host"]]
+class _Methods(Protocol):
+    """The four methods both kinds of policy have (see the module docstring)."""
 
     def init(
         self,
@@ -141,6 +118,18 @@ class HostPolicy(Protocol):
     def update(self, state: Any, arms: Any, action: Any, feedback: Any) -> tuple[Any, Info]: ...
 
     def reward_support(self, d: int) -> RewardSupport: ...
+
+
+class Policy(_Methods, Protocol):
+    """A jittable policy: state is a pytree, the methods are pure (``jit``, ``vmap``, ``scan``)."""
+
+    kind: ClassVar[Literal["jax"]]
+
+
+class HostPolicy(_Methods, Protocol):
+    """A host-side policy: the same methods over a host state, called from Python."""
+
+    kind: ClassVar[Literal["host"]]
 
 
 @runtime_checkable

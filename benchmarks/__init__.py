@@ -1,1 +1,2 @@
-"""Benchmarks of bayesbandit (run the scripts, e.g. ``python benchmarks/bench_policies.py``)."""
+"""Benchmarks of bayesbandit (from the repository root: ``python -m benchmarks.bench_policies`` or
+``python benchmarks/bench_policies.py``; see ``benchmarks/README.md``)."""

@@ -18,7 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import bayesbandit  # noqa: F401  (turns on float64)
+import bayesbandit as bb
+
+bb.enable_x64()  # before any array is created: the GLM policies' Newton solves need float64
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -50,11 +52,22 @@ def run_keys(runs: int, seed: int = 0):
     return jnp.stack([jax.random.fold_in(base, i) for i in range(runs)])
 
 
+def select_steps(info):
+    """Newton steps of the solve done in ``select``: ``info.solver.num_steps`` when the select info has a
+    ``solver`` field (GLM-FPL's perturbed solve), else 0 (GLM-TSL's select only samples, no solve)."""
+    solver = getattr(info, "solver", None)
+    return jnp.asarray(0 if solver is None else solver.num_steps, jnp.int32)
+
+
 def scan_run(policy, arms, theta, u, key):
     """One bandit run as a ``lax.scan`` over rounds: returns per-round regret and Newton steps.
 
-    The Newton steps are those of the solve behind this round's choice: the previous update's
-    (GLM-TSL) or this round's perturbed solve (GLM-FPL), from ``info.newton.num_steps``.
+    Two Newton step counts per round, both from the infos the policy returns:
+
+    * select steps: the solve done in this round's ``select`` (:func:`select_steps`): GLM-FPL's
+      perturbed solve behind this round's choice; 0 for GLM-TSL, whose select does no solve;
+    * update steps: the solve done in this round's ``update`` (the update info's ``num_steps``),
+      i.e. the MAP refit that GLM-TSL's next choice samples around.
     """
     mu = jax.nn.sigmoid(arms @ theta)
     best = jnp.max(mu)
@@ -62,14 +75,14 @@ def scan_run(policy, arms, theta, u, key):
 
     def step(state, inputs):
         k, ut = inputs
-        arm, info = policy.select(state, arms, k)
-        reward = (ut < mu[arm]).astype(arms.dtype)
-        state = policy.update(state, arm, reward)
-        return state, (best - mu[arm], info.newton.num_steps, state.fit.info.num_steps)
+        action, info = policy.select(state, arms, k)
+        reward = (ut < mu[action]).astype(arms.dtype)
+        state, update_info = policy.update(state, arms, action, reward)
+        return state, (best - mu[action], select_steps(info), update_info.num_steps)
 
     keys = jax.random.split(key, u.shape[0])
-    _, (regret, select_steps, update_steps) = jax.lax.scan(step, state, (keys, u))
-    return regret, select_steps, update_steps
+    _, (regret, sel_steps, upd_steps) = jax.lax.scan(step, state, (keys, u))
+    return regret, sel_steps, upd_steps
 
 
 def jax_runner(policy, vmapped: bool) -> Callable:
@@ -156,10 +169,10 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
     return "\n".join(out)
 
 
-def write_results(name: str, quick: bool, text: str) -> str:
-    """Write ``results/<name>.md`` (``<name>_quick.md`` in quick mode); returns the path."""
-    os.makedirs(RESULTS, exist_ok=True)
-    path = os.path.join(RESULTS, f"{name}{'_quick' if quick else ''}.md")
+def write_results(name: str, quick: bool, text: str, out_dir: str = RESULTS) -> str:
+    """Write ``<out_dir>/<name>.md`` (``<name>_quick.md`` in quick mode; default ``results/``); returns the path."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{name}{'_quick' if quick else ''}.md")
     with open(path, "w") as f:
         f.write(text.rstrip() + "\n")
     return path

@@ -17,13 +17,19 @@ Reports throughput (rounds x runs per second), bayesbandit's speed-up over each,
 time, memory, final cumulative regret (mean ± s.e. over runs, paired differences where the
 algorithm is the same), the project's targets, and a profile of where bayesbandit's time goes.
 
-Usage: ``python benchmarks/bench_contenders.py [--quick] [--profile | --no-profile]`` (the profile
-runs by default in full mode only).
+Newton steps reported for bayesbandit: per update, the update's own solve (its
+``NewtonInfo.num_steps``); per select (GLM-FPL only), the perturbed solve done in ``select``
+(``info.solver.num_steps``); GLM-TSL's select does no solve.
+
+Usage, from the repository root: ``python -m benchmarks.bench_contenders [--quick] [--profile |
+--no-profile]`` or ``python benchmarks/bench_contenders.py ...`` (the profile runs by default in
+full mode only; ``--out-dir DIR`` writes the report elsewhere).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import tracemalloc
@@ -31,7 +37,17 @@ import tracemalloc
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _common import (
+from bayesbandit.models import logistic
+
+import bayesbandit as bb
+
+bb.enable_x64()  # right after importing bayesbandit, before any array: the GLM policies' Newton solves need float64
+
+if not __package__:  # run as a file (python benchmarks/bench_contenders.py): make the package `benchmarks` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks._common import (  # noqa: E402
+    RESULTS,
     compile_and_time,
     fmt_pm,
     jax_runner,
@@ -45,11 +61,8 @@ from _common import (
     write_results,
     xla_memory_mib,
 )
-from _variants import ClosedFormTSL
-from baselines import bayesianbandits_glm, numpy_glm_tsl
-from bayesbandit.models import logistic
-
-import bayesbandit as bb
+from benchmarks._variants import ClosedFormLogisticNewton  # noqa: E402
+from benchmarks.baselines import bayesianbandits_glm, numpy_glm_tsl  # noqa: E402
 
 K, D = 100, 10
 TARGET_BBS, TARGET_NP, TARGET_COMPILE = 100.0, 30.0, 5.0
@@ -87,7 +100,11 @@ def per_round_scan_us(fn, args, n, runs, reps=3):
 
 
 def profile(policy, arms, theta, u, keys, n_prof, runs):
-    """Where GLM-TSL's time goes: select vs update, the Newton solve, and what-if variants."""
+    """Where GLM-TSL's time goes: select vs update, the Newton solve, and what-if variants.
+
+    Newton steps: "update only" reports each update's own solve (the update info's ``num_steps``),
+    "Newton solve alone" the policy's solver (``policy.solver.fit``) from a perturbed warm start.
+    """
     rows = []
     arms_j, theta_j = jnp.asarray(arms), jnp.asarray(theta)
     u_j = jnp.asarray(u[:, :n_prof])
@@ -101,7 +118,7 @@ def profile(policy, arms, theta, u, keys, n_prof, runs):
 
         def body(s, inp):
             i, ui = inp
-            return policy.update(s, i, (ui < mu[i]).astype(a.dtype)), None
+            return policy.update(s, a, i, (ui < mu[i]).astype(a.dtype))[0], None
 
         return jax.lax.scan(body, st, (pulls, uu))[0]
 
@@ -117,18 +134,18 @@ def profile(policy, arms, theta, u, keys, n_prof, runs):
 
         def body(s, inp):
             i, ui = inp
-            s = policy.update(s, i, (ui < mu[i]).astype(a.dtype))
-            return s, s.fit.info.num_steps
+            s, update_info = policy.update(s, a, i, (ui < mu[i]).astype(a.dtype))
+            return s, update_info.num_steps
 
         return jax.lax.scan(body, st, (pulls, uu))[1]
 
     def fit_only(st, ks):
-        # the Newton solve alone on a fixed (warm) history, from a perturbed start
+        # the solver's Newton solve alone on a fixed (warm) history, from a perturbed start
         x_bound = policy.bound(D)
 
         def body(c, k):
-            th0 = st.fit.theta + 0.05 * jax.random.normal(k, st.fit.theta.shape)
-            return c, policy.fit(x_bound, st.history.rows(), th0).info.num_steps
+            start = st.fit._replace(theta=st.fit.theta + 0.05 * jax.random.normal(k, st.fit.theta.shape))
+            return c, policy.solver.fit(x_bound, st.history.rows(), start)[1].num_steps
 
         return jax.lax.scan(body, 0, ks)[1]
 
@@ -150,7 +167,9 @@ def profile(policy, arms, theta, u, keys, n_prof, runs):
     # Per-round cost of the full loop for what-if variants, vmapped and 1 run.
     variants = {
         "library GLM-TSL": policy,
-        "closed-form logistic Newton (no line search)": ClosedFormTSL(logistic(), a=policy.a),
+        "closed-form logistic Newton (no line search)": bb.GLMTSL(
+            logistic(), a=policy.a, solver=ClosedFormLogisticNewton()
+        ),
     }
     var_rows = []
     u_full = jnp.asarray(u[:, :n_prof])
@@ -174,12 +193,14 @@ def main(argv=None) -> None:
     parser.add_argument("--profile", action="store_true", help="run the profile in --quick mode too (adds ~9 compiles)")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--out-dir", default=RESULTS, help="where to write the report (default: benchmarks/results)")
     args = parser.parse_args(argv)
     quick = args.quick
     n = args.rounds or (1000 if quick else 10_000)
     runs = args.runs or (4 if quick else 20)
     n_bbs, runs_bbs = (200, 1) if quick else (1000, 2)
     n_prof = 300 if quick else 1000
+    n_bbs, runs_bbs, n_prof = min(n_bbs, n), min(runs_bbs, runs), min(n_prof, n)  # small --rounds / --runs
     reps_tsl, reps_fpl = (2, 1) if quick else (3, 1)
 
     header = machine_info()
@@ -369,7 +390,7 @@ def main(argv=None) -> None:
     )
     text = "\n\n".join(sections)
     print("\n" + text)
-    print("\nwritten:", write_results("bench_contenders", quick, text))
+    print("\nwritten:", write_results("bench_contenders", quick, text, args.out_dir))
 
 
 if __name__ == "__main__":

@@ -10,19 +10,35 @@ Measures, for each policy:
 Compile time (``jax.jit(f).lower(args).compile()``) is reported apart from steady-state time
 (the compiled call, ``block_until_ready``, median of 3).
 
-Usage: ``python benchmarks/bench_policies.py [--quick]``
+Newton steps reported: per update, the update's own solve (its ``NewtonInfo.num_steps``); per
+select (GLM-FPL only), the perturbed solve done in ``select`` (``info.solver.num_steps``).
+GLM-TSL's select does no solve: its choice samples around the previous update's MAP.
+
+Usage, from the repository root: ``python -m benchmarks.bench_policies [--quick]`` or
+``python benchmarks/bench_policies.py [--quick]`` (``--out-dir DIR`` writes the report elsewhere).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 
 import jax.numpy as jnp
 import numpy as np
-from _common import (
+from bayesbandit.models import logistic
+
+import bayesbandit as bb
+
+bb.enable_x64()  # right after importing bayesbandit, before any array: the GLM policies' Newton solves need float64
+
+if not __package__:  # run as a file (python benchmarks/bench_policies.py): make the package `benchmarks` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks._common import (  # noqa: E402
+    RESULTS,
     compile_and_time,
     jax_runner,
     machine_info,
@@ -34,9 +50,6 @@ from _common import (
     write_results,
     xla_memory_mib,
 )
-from bayesbandit.models import logistic
-
-import bayesbandit as bb
 
 K, D = 100, 10
 
@@ -70,6 +83,7 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds and runs (< 3 minutes)")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--out-dir", default=RESULTS, help="where to write the report (default: benchmarks/results)")
     args = parser.parse_args(argv)
     n = args.rounds or (500 if args.quick else 2000)
     runs = args.runs or (20 if args.quick else 100)
@@ -173,7 +187,7 @@ def main(argv=None) -> None:
         ]
     )
     print("\n" + text)
-    print("\nwritten:", write_results("bench_policies", args.quick, text))
+    print("\nwritten:", write_results("bench_policies", args.quick, text, args.out_dir))
 
 
 if __name__ == "__main__":

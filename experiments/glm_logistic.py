@@ -9,7 +9,7 @@ Setting (Section 5.1; spec ``glm_randomized_exploration.md`` sections 2.3, 2.4, 
   (one run each);
 * eight curves: GLM-TSL, GLM-FPL, GLM-UCB and UCB-GLM, each with its theory parameter (solid)
   and the paper's practical one (dotted): ``a = 1``, ``a = 0.5``, ``rho = 0.5``, ``alpha = 0.5``.
-  Theory values from :mod:`bayesbandit.policies.theory` with ``mu_dot_min = 0.25`` (the paper's
+  Theory values from :mod:`bayesbandit.policies.glm.theory` with ``mu_dot_min = 0.25`` (the paper's
   "most optimistic" value); GLM-UCB's width uses ``c_m = sqrt(d)``, the largest possible norm of
   a feature vector in ``[-1, 1]^d`` (a constant per ``d`` rather than per instance);
 * all policies start with ``d`` linearly independent pulls; regret is the expected regret with the

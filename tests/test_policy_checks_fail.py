@@ -13,11 +13,10 @@ import policy_checks as pc
 import pytest
 
 import bayesbandit as bb
-from bayesbandit._base import register_policy
 from bayesbandit.policies.linear.lin_ts import LinTSInfo
 
 
-@register_policy(data_fields=["lam", "v"])
+@bb.register_policy(data_fields=["lam", "v"])
 class NotJittable(bb.LinTS):
     """Branches in Python on a traced value: breaks jit."""
 
@@ -27,7 +26,7 @@ class NotJittable(bb.LinTS):
         return super().select(state, arms, key)
 
 
-@register_policy(data_fields=["lam", "v"])
+@bb.register_policy(data_fields=["lam", "v"])
 class DriftingState(bb.LinTS):
     """Its round counter turns from int32 into int64 after the first update: breaks stable dtypes
     (and so compile-once: the next select sees a new type)."""
@@ -40,7 +39,7 @@ class DriftingState(bb.LinTS):
 _TRACES = itertools.count()
 
 
-@register_policy(data_fields=["lam", "v"])
+@bb.register_policy(data_fields=["lam", "v"])
 class HiddenRNG(bb.LinTS):
     """Draws from a key made when it is traced (a hidden global stream) instead of the key it is
     given: breaks same seed, same actions."""
@@ -49,7 +48,7 @@ class HiddenRNG(bb.LinTS):
         return super().select(state, arms, jax.random.PRNGKey(next(_TRACES)))
 
 
-@register_policy(data_fields=["lam", "v"])
+@bb.register_policy(data_fields=["lam", "v"])
 class Uniform(bb.LinTS):
     """Ignores what it learned: breaks learning."""
 

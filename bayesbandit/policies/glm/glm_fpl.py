@@ -45,7 +45,7 @@ class GLMFPL(GLMPolicy):
     (the potential stays exact for affine likelihoods). The solve is warm-started from the
     unperturbed fit kept in the state. ``a = 0`` is follow-the-leader; the paper's practical
     value is ``a = 0.5`` and the theory value ``c_1 mu_dot_max``
-    (:func:`bayesbandit.policies.theory.fpl_theory_a`).
+    (:func:`bayesbandit.policies.glm.theory.fpl_theory_a`).
 
     Parameters
     ----------

@@ -43,7 +43,7 @@ class GLMTSL(GLMPolicy):
     included, which keeps the MAP finite on separable data; the paper's unregularised MLE is
     the flat-prior limit) and ``mu`` its mean reward. ``a = 1`` samples the Laplace
     approximation itself; the theory value is ``c_1 sqrt(mu_dot_max)``
-    (:func:`bayesbandit.policies.theory.tsl_theory_a`). Sampling is a triangular solve with the
+    (:func:`bayesbandit.policies.glm.theory.tsl_theory_a`). Sampling is a triangular solve with the
     Cholesky factor kept in the state: ``theta = bar theta + a L^{-T} xi``.
 
     Parameters

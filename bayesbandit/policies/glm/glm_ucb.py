@@ -42,7 +42,7 @@ class GLMUCB(GLMPolicy):
     with ``bar theta_t`` the MAP and ``G_t`` the *unweighted* design matrix (Kveton et al. 2020,
     Section 5.1; spec pitfall 7). The practical width is ``rho = 0.5`` (the largest standard
     deviation of a Bernoulli reward); the theory width of Filippi et al. (2010, Section 4.1) is
-    :func:`bayesbandit.policies.theory.glm_ucb_theory_rho`. Filippi et al.'s projection step
+    :func:`bayesbandit.policies.glm.theory.glm_ucb_theory_rho`. Filippi et al.'s projection step
     is omitted, as in the paper's experiments.
 
     See Also

@@ -37,7 +37,7 @@ class UCBGLM(GLMPolicy):
     (:meth:`bayesbandit.BoundModel.natural_parameter`), which for the canonical-link GLMs of
     Li et al. (2017) is the linear predictor ``x_i^T bar theta_t``. The practical width is
     ``alpha = 0.5``; the theory width (Li et al. 2017, Theorem 2) is
-    :func:`bayesbandit.policies.theory.ucb_glm_theory_alpha`. As in Kveton et al. (2020) the
+    :func:`bayesbandit.policies.glm.theory.ucb_glm_theory_alpha`. As in Kveton et al. (2020) the
     original random initial exploration is replaced by ``d`` linearly independent pulls.
     Requires a likelihood affine in the reward.
 
