@@ -135,7 +135,7 @@ def run_snapshots(
             )
     env = _ProgramBandit(bound, arms, theta_true, reward_fn)
     keys = key_streams(seed, 1)
-    env_state, state = jax.jit(init_run, static_argnums=(0, 1, 4))(policy, env, keys.env[0], keys.policy[0], rounds[-1])
+    env_state, state = jax.jit(lambda ek, pk: init_run(policy, env, ek, pk, rounds[-1]))(keys.env[0], keys.policy[0])
 
     @jax.jit
     def step(state, t):
