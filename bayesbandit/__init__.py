@@ -10,6 +10,7 @@ from bayesbandit import envs, errors, precision
 from bayesbandit._base import (
     Buffered,
     Env,
+    Explains,
     HostPolicy,
     Info,
     ModelBased,
@@ -65,6 +66,7 @@ __all__ = (
     "HostPolicy",
     "ModelBased",
     "Buffered",
+    "Explains",
     "Info",
     "Env",
     "Outcome",

@@ -67,6 +67,7 @@ __all__ = [
     "HostPolicy",
     "ModelBased",
     "Buffered",
+    "Explains",
     "Env",
     "register_policy",
     "policy_kind",
@@ -146,6 +147,13 @@ class ModelBased(Protocol):
     def bound(self, d: int) -> Any: ...
 
     def posterior_rows(self, state: Any) -> tuple[Array, Array, Array]: ...
+
+
+@runtime_checkable
+class Explains(Protocol):
+    """A policy that says in plain words why an update did not converge (``Agent`` warns with it)."""
+
+    def explain_update(self, info: Any, d: int) -> str: ...
 
 
 @runtime_checkable

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 import warnings
 from typing import Any
 
@@ -24,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import Buffered, ModelBased, policy_kind
+from bayesbandit._base import Buffered, Explains, ModelBased, policy_kind
 from bayesbandit._typing import ArrayLike
 from bayesbandit.checkpoint import array_fingerprint, program_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
@@ -117,7 +118,9 @@ class Agent:
                 "Agent needs a fixed arm set or a feature dimension. Fix: Agent(policy, arms=...) with arms of "
                 "shape (K, d), or Agent(policy, d=...) and pass each round's arms to select(arms)."
             )
-        seed = check_int("Agent", "seed", seed, low=0)
+        seed = check_int("Agent", "seed", seed, low=0, high=2**32 - 1)
+        if capacity is not None:
+            capacity = check_int("Agent", "capacity", capacity, low=1)
         self.policy = policy
         self._arms = None if arms is None else check_arms(arms, unchanged=None)
         self.d = int(self._arms.shape[1]) if self._arms is not None else check_int("Agent", "d", d, low=1)
@@ -135,6 +138,7 @@ class Agent:
         self._action_shape: tuple[int, ...] | None = None
         self.num_updates = 0
         self.last_select_info: Any = None
+        self._warned: set[str] = set()
         self.last_update_info: Any = None
 
     # ------------------------------------------------------------------------------ acting
@@ -143,6 +147,16 @@ class Agent:
 
         Returns an ``int`` (or an int array of indices for a k-subset policy).
         """
+        if arms is not None and self._arms is not None:
+            given = check_arms(arms, dim=self.d)
+            if not np.array_equal(given, self._arms):
+                raise InvalidInput(
+                    "this agent has a fixed arm set, and update(action) credits an arm of that set: select(arms) "
+                    "with other arms would record rewards against the wrong arm. Fix: call select() with no "
+                    "argument, or make a contextual agent, Agent(policy, d=d), and pass each round's arms; "
+                    "the agent state was not changed."
+                )
+            arms = None
         if arms is None:
             if self._arms is None:
                 raise InvalidInput(
@@ -189,11 +203,14 @@ class Agent:
                     f"the update for reward {reward!r} of action {action!r} made the policy state non-finite; "
                     "the agent state was not changed."
                 )
-            warnings.warn(
-                f"{type(self.policy).__name__}.update did not converge ({info}); the next update continues from here.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+            if isinstance(self.policy, Explains):
+                message = self.policy.explain_update(info, self.d)
+            else:
+                message = f"{type(self.policy).__name__}.update did not converge: {info}."
+            kind = re.sub(r"\[[^\]]*\]|\(.*?\)|[-+]?\d[\d.e+-]*", "#", message)  # the message without its numbers
+            if kind not in self._warned:  # once per kind of problem, not every round
+                self._warned.add(kind)
+                warnings.warn(message, RuntimeWarning, stacklevel=2)
         self.state = new_state
         self.last_update_info = info
         self.num_updates += 1

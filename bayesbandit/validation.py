@@ -29,9 +29,20 @@ __all__ = [
     "check_arms",
     "check_action",
     "check_feedback",
+    "MAX_ABS",
 ]
 
 UNCHANGED = "the agent state was not changed"
+
+MAX_ABS = 1e12
+"""Largest magnitude of a reward or a feature the Agent accepts.
+
+Not a support check: the range in which a policy's float64 state stays exact enough for its
+solver. Sums of a million rewards of this size stay below 1e18 (integers are exact to 9e15, and
+relative precision 1e-16 leaves the Newton decrement meaningful), and ``x^T theta`` stays far from
+overflow in ``exp`` for any fitted ``theta``. A reward of 1e300 to a Poisson or Gaussian model,
+accepted, would leave inf in the state for good; rescale such data instead.
+"""
 
 
 def is_concrete(value: Any) -> bool:
@@ -61,7 +72,10 @@ def check_scalar(
     """
     if isinstance(value, jax.core.Tracer):
         return
-    ok = is_concrete(value) and not isinstance(value, bool)
+    numeric = isinstance(value, int | float | np.integer | np.floating) or (
+        isinstance(value, np.ndarray | jax.Array) and np.ndim(value) == 0
+    )
+    ok = numeric and not isinstance(value, bool)
     if ok:
         v = float(value)
         ok = not math.isnan(v) and (math.isfinite(v) or (v == math.inf and high == math.inf and not high_open))
@@ -140,6 +154,12 @@ def check_arms(
             f"{name} contains a non-finite value ({arr[tuple(bad)]}) at index {tuple(int(i) for i in bad)}; "
             f"every feature must be finite{tail}."
         )
+    if np.abs(arr).max() > MAX_ABS:
+        bad = np.unravel_index(np.argmax(np.abs(arr)), arr.shape)
+        raise InvalidInput(
+            f"{name} contains {arr[bad]:g} at index {tuple(int(i) for i in bad)}, beyond the numeric range the "
+            f"policies represent exactly (|x| <= {MAX_ABS:g}). Fix: rescale the features{tail}."
+        )
     return arr
 
 
@@ -205,6 +225,11 @@ def check_feedback(
         raise InvalidInput(f"reward must be {what}; got shape {value.shape}; {unchanged}.")
     if not np.isfinite(value).all():
         raise InvalidInput(f"reward {feedback!r} is not finite; pass a finite number; {unchanged}.")
+    if np.abs(value).max() > MAX_ABS:
+        raise InvalidInput(
+            f"reward {feedback!r} is beyond the numeric range the policies represent exactly (|reward| <= "
+            f"{MAX_ABS:g}). Fix: rescale the rewards (e.g. to thousands); {unchanged}."
+        )
     if support is not None and not bool(np.all(np.asarray(support.check(value)))):
         raise InvalidInput(
             f"reward {feedback!r} lies outside the support of the reward model ({support_name}). "

@@ -66,7 +66,7 @@ def scan_run(policy, arms, theta, u, key):
 
     * select steps: the solve done in this round's ``select`` (:func:`select_steps`): GLM-FPL's
       perturbed solve behind this round's choice; 0 for GLM-TSL, whose select does no solve;
-    * update steps: the solve done in this round's ``update`` (the update info's ``num_steps``),
+    * update steps: the solve done in this round's ``update`` (the update info's ``solver.num_steps``),
       i.e. the MAP refit that GLM-TSL's next choice samples around.
     """
     mu = jax.nn.sigmoid(arms @ theta)
@@ -78,7 +78,7 @@ def scan_run(policy, arms, theta, u, key):
         action, info = policy.select(state, arms, k)
         reward = (ut < mu[action]).astype(arms.dtype)
         state, update_info = policy.update(state, arms, action, reward)
-        return state, (best - mu[action], select_steps(info), update_info.num_steps)
+        return state, (best - mu[action], select_steps(info), update_info.solver.num_steps)
 
     keys = jax.random.split(key, u.shape[0])
     _, (regret, sel_steps, upd_steps) = jax.lax.scan(step, state, (keys, u))

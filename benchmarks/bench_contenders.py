@@ -102,7 +102,7 @@ def per_round_scan_us(fn, args, n, runs, reps=3):
 def profile(policy, arms, theta, u, keys, n_prof, runs):
     """Where GLM-TSL's time goes: select vs update, the Newton solve, and what-if variants.
 
-    Newton steps: "update only" reports each update's own solve (the update info's ``num_steps``),
+    Newton steps: "update only" reports each update's own solve (the update info's ``solver.num_steps``),
     "Newton solve alone" the policy's solver (``policy.solver.fit``) from a perturbed warm start.
     """
     rows = []
@@ -135,7 +135,7 @@ def profile(policy, arms, theta, u, keys, n_prof, runs):
         def body(s, inp):
             i, ui = inp
             s, update_info = policy.update(s, a, i, (ui < mu[i]).astype(a.dtype))
-            return s, update_info.num_steps
+            return s, update_info.solver.num_steps
 
         return jax.lax.scan(body, st, (pulls, uu))[1]
 

@@ -21,7 +21,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from jax.flatten_util import ravel_pytree
-from numpyro.distributions import biject_to
+from numpyro.distributions import biject_to, constraints
 
 from bayesbandit._typing import Array, Model
 from bayesbandit.errors import ModelSpecError
@@ -29,16 +29,23 @@ from bayesbandit.inference.program import run_program, trace_program
 
 __all__ = ["SiteInfo", "ProgramStructure", "inspect_program", "describe_support"]
 
-_SUPPORT_CANDIDATES = (0.0, 1.0, 2.0, 3.0, 0.5, -1.0, 1.5, 5.0)
+# Reward values tried as support points, in order of preference (the first two valid ones are
+# the interpolation's reference points; every further valid one is a check of affinity).
+_SUPPORT_CANDIDATES = (0.0, 1.0, 2.0, 3.0, 0.5, -1.0, 1.5, 5.0, 0.25, 0.75, 0.1, 0.9, 4.0, 7.0, -2.0, -0.5)
+_AFFINE_PROBES = 6  # random parameter values at which affinity is checked
+_AFFINE_RTOL = 1e-9
 _INSPECT_ROWS = (3, 4)
 
 
 @dataclass(frozen=True)
 class SiteInfo:
-    """A latent site: its name and the shape of its (constrained) value."""
+    """A latent site: its name, the shape of its (constrained) value, and the size and whether
+    its support is constrained (mapped to the real line by a transform) in the flat vector."""
 
     name: str
     shape: tuple[int, ...]
+    size: int = 1
+    constrained: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,9 +126,11 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
                 f"latent site '{name}' changes shape with the number of rows ({sorted(map(str, shapes))}); "
                 "per-row latent variables are not supported."
             )
-        latents.append(SiteInfo(name, tuple(np.shape(site["value"]))))
         median = _prior_median(site)
         init_values[name] = np.asarray(biject_to(site["fn"].support).inv(median), dtype=np.float64)
+        support = site["fn"].support
+        constrained = support not in (constraints.real, constraints.real_vector)
+        latents.append(SiteInfo(name, tuple(np.shape(site["value"])), int(init_values[name].size), constrained))
     if not latents:
         raise ModelSpecError("the reward program has no latent sample site: there is nothing to learn.")
 
@@ -162,13 +171,19 @@ def describe_support(support: Any) -> str:
 def _reference_points(model, obs_site, feature_shape, unravel, flat, fn):
     """Pick two support points and decide numerically whether log p(y | theta) is affine in y.
 
-    The residual of a third support point from the two-point interpolation is a parameter-free
-    constant exactly when the log-probability is affine in y; it is compared across random
-    parameter values. With only two support points (Bernoulli) any function is affine on them.
+    ``log p(y | theta) = A(theta) y + B(theta) + C(y)`` holds exactly when, for every further
+    support point ``y_k``, the residual of ``log p(y_k)`` from the straight line through
+    ``(y0, log p(y0))`` and ``(y1, log p(y1))`` does not depend on ``theta``. The residuals at
+    every valid candidate point are compared across several random parameter values and rows;
+    a single parameter-dependent residual rules the shortcut out.
+
+    Only a boolean support (Bernoulli) has no third point; there every function is affine on the
+    support. Any other support with fewer than three valid points is *not* taken as affine
+    (nothing could prove it), and the binding keeps the exact per-row likelihood.
     """
     rng = np.random.default_rng(1)
     x = jnp.asarray(rng.uniform(-1.0, 1.0, size=(4, *feature_shape)))
-    thetas = [jnp.asarray(np.asarray(flat) + rng.normal(0, 0.7, size=flat.shape)) for _ in range(3)]
+    thetas = [jnp.asarray(np.asarray(flat) + rng.normal(0, 0.7, size=flat.shape)) for _ in range(_AFFINE_PROBES)]
     dists = [run_program(model, obs_site, unravel, t, x)[1]["fn"] for t in thetas]
     ones = jnp.ones(x.shape[:1])
 
@@ -190,10 +205,15 @@ def _reference_points(model, obs_site, feature_shape, unravel, flat, fn):
         )
     y0, y1 = sorted(points[:2])
     if len(points) == 2:
-        return (y0, y1), True
-    y2 = points[2]
-    residuals = np.asarray(
-        [log_prob(d, y2) - log_prob(d, y0) - (y2 - y0) * (log_prob(d, y1) - log_prob(d, y0)) / (y1 - y0) for d in dists]
-    )
-    spread = np.max(np.abs(residuals - residuals[0]))
-    return (y0, y1), bool(spread <= 1e-8 * (1.0 + np.max(np.abs(residuals))))
+        return (y0, y1), fn.support is constraints.boolean
+    for yk in points[2:]:
+        residuals = np.asarray(
+            [
+                log_prob(d, yk) - log_prob(d, y0) - (yk - y0) * (log_prob(d, y1) - log_prob(d, y0)) / (y1 - y0)
+                for d in dists
+            ]
+        )
+        spread = np.max(np.abs(residuals - residuals[0]))
+        if not spread <= _AFFINE_RTOL * (1.0 + np.max(np.abs(residuals))):
+            return (y0, y1), False
+    return (y0, y1), True

@@ -126,6 +126,19 @@ class BoundModel:
         """Two support points ``(y0, y1)`` used by the affine interpolation."""
         return self._structure.y_ref
 
+    @property
+    def site_sizes(self) -> dict[str, int]:
+        """Length of each latent site's block in the flat unconstrained ``theta``."""
+        return {s.name: s.size for s in self._structure.latents}
+
+    def constrained_mask(self) -> np.ndarray:
+        """Which coordinates of the flat ``theta`` belong to constrained sites, bool shape ``(p,)``.
+
+        Their unconstrained values are transforms of bounded or positive quantities (``log sigma``
+        for a scale): far from zero they mean a scale of 0 or infinity.
+        """
+        return np.concatenate([np.full(s.size, s.constrained) for s in self._structure.latents])
+
     def init_theta(self, dtype: Any = None) -> Array:
         """A starting point for optimisation: the prior median, unconstrained, flattened.
 

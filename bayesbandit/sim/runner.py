@@ -117,7 +117,9 @@ def simulate(
     horizon = check_int("simulate", "horizon", horizon, low=1)
     runs = check_int("simulate", "runs", runs, low=1)
     num_chunks = min(check_int("simulate", "num_chunks", num_chunks, low=1), horizon)
-    seed = check_int("simulate", "seed", seed, low=0)
+    seed = check_int("simulate", "seed", seed, low=0, high=2**32 - 1)
+    if record is not None and not callable(record):
+        raise InvalidInput(f"The 'record' parameter of simulate must be callable or None. Got {record!r} instead.")
     keys = key_streams(seed, runs)
     if progress is None:
         progress = runs * horizon * len(named) >= _AUTO_PROGRESS

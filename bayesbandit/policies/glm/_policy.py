@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from bayesbandit._base import RewardSupport
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
@@ -22,9 +23,29 @@ from bayesbandit.history import ArmHistory, RowHistory
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.inference.solvers import DenseNewton, Solver
 from bayesbandit.policies._explore import DEFAULT_CAPACITY, choose, exploration_order, init_arms, resolve_num_explore
-from bayesbandit.validation import check_choice
+from bayesbandit.validation import check_choice, check_int
 
-__all__ = ["GLMState", "GLMPolicy"]
+__all__ = ["GLMState", "GLMPolicy", "GLMUpdateInfo", "EDGE"]
+
+
+EDGE = 100.0  # |unconstrained value| of a constrained site beyond which its fit is degenerate
+
+
+class GLMUpdateInfo(NamedTuple):
+    """What a GLM policy's ``update`` reports."""
+
+    converged: Array  # () bool: recorded, and the fit converged and was kept
+    recorded: Array  # () bool: the observation was stored (action in range, room in the buffer)
+    fit_rejected: Array  # () bool: the new fit was degenerate; the state kept the last good one
+    theta: Array  # (p,) the new fit's parameters (whether kept or not)
+    solver: Any  # the solver's own info (NewtonInfo, FirstOrderInfo)
+
+
+def _offsets(bound: BoundModel) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each latent site in the flat ``theta`` (sites in sorted order)."""
+    sizes = [bound.site_sizes[name] for name in bound.site_names]
+    stops = np.cumsum(sizes)
+    return [(int(stop - size), int(stop)) for size, stop in zip(sizes, stops, strict=True)]
 
 
 class GLMState(NamedTuple):
@@ -67,6 +88,10 @@ class GLMPolicy:
     def _check_common(self) -> None:
         owner = type(self).__name__
         check_choice(owner, "init_params", self.init_params, ("prior_median", "prior_draw"))
+        if self.num_explore is not None:
+            check_int(owner, "num_explore", self.num_explore, low=0)
+        if not isinstance(self.obs_site, str):
+            raise InvalidInput(f"The 'obs_site' parameter of {owner} must be a str. Got {self.obs_site!r} instead.")
         if self.needs_curvature and not self.solver.provides_curvature:
             raise InvalidInput(
                 f"The 'solver' parameter of {owner} must provide the Hessian's factor (provides_curvature); "
@@ -86,6 +111,33 @@ class GLMPolicy:
     def posterior_rows(self, state: GLMState) -> tuple[Array, Array, Array]:
         """The weighted rows ``(x, y, w)`` the posterior is built from."""
         return state.history.rows()
+
+    def explain_update(self, info: GLMUpdateInfo, d: int) -> str:
+        """Plain words for an update that did not converge (what ``Agent`` warns with)."""
+        owner = type(self).__name__
+        if not bool(info.recorded):
+            return f"{owner}: the observation was not recorded (action out of range or row buffer full)."
+        if bool(info.fit_rejected):
+            bound = self.bound(d)
+            theta = np.asarray(info.theta)
+            values = bound.unravel(theta)
+            mask = bound.constrained_mask()
+            bad = [
+                name
+                for name, (lo, hi) in zip(bound.site_names, _offsets(bound), strict=True)
+                if not np.all(np.isfinite(theta[lo:hi])) or np.any(mask[lo:hi] & (np.abs(theta[lo:hi]) > EDGE))
+            ]
+            where = ", ".join(f"'{n}' (unconstrained value {np.asarray(values[n]).ravel()[:3]})" for n in bad)
+            return (
+                f"{owner}: the fit of {where or 'the parameters'} ran to the edge of its range: the data so far "
+                "cannot pin it down (for example, when all rewards so far are equal the MAP of a noise scale goes "
+                "to 0, and with separable data an unregularised coefficient grows without bound). The policy "
+                "keeps its last good fit, records the data, and refits as more varied data arrive."
+            )
+        return (
+            f"{owner}: the solver did not converge ({info.solver}); the fit is its last iterate, and the next "
+            "update continues from there."
+        )
 
     # ------------------------------------------------------------------------- the buffer
     def capacity(self, state: GLMState) -> int | None:
@@ -141,8 +193,20 @@ class GLMPolicy:
         order = None if arms is None else exploration_order(arms, resolve_num_explore(self.num_explore, d))
         return GLMState(history, fit, jnp.asarray(0, jnp.int32), order)
 
-    def update(self, state: GLMState, arms: Array, action: Array, feedback: Array) -> tuple[GLMState, Any]:
-        """Record the reward of ``arms[action]`` and refit (warm-started); returns the solver's info.
+    def update(self, state: GLMState, arms: Array, action: Array, feedback: Array) -> tuple[GLMState, GLMUpdateInfo]:
+        """Record the reward of ``arms[action]`` and refit (warm-started).
+
+        Nothing is lost or corrupted silently, inside ``jit`` too:
+
+        * an action outside ``[0, K)``, or a full row buffer, leaves the state unchanged and
+          reports ``recorded = False`` (``Agent`` validates first; ``simulate`` sizes the
+          buffer to the horizon);
+        * a degenerate fit (a non-finite parameter or factor, or a constrained site's
+          unconstrained value beyond ``+-EDGE``, i.e. a scale of 0 or infinity: all rewards so
+          far equal make a noise scale's MAP go to 0) is not kept: the state records the
+          observation and keeps the last good fit, reports ``fit_rejected = True``, and the
+          next update refits from there, so the policy recovers once the data pin the
+          parameter down.
 
         Parameters
         ----------
@@ -150,15 +214,35 @@ class GLMPolicy:
             This round's arm set (the one ``action`` indexes).
         action : int array, shape ()
         feedback : float array, shape ()
+
+        Returns
+        -------
+        state : GLMState
+        info : GLMUpdateInfo
         """
         arms = jnp.asarray(arms, dtype=float)
+        num_arms = arms.shape[0]
+        recorded = (action >= 0) & (action < num_arms)
+        index = jnp.clip(action, 0, num_arms - 1)
         history: ArmHistory | RowHistory
         if isinstance(state.history, ArmHistory):
-            history = state.history.add(action, feedback)
+            history = state.history.add(index, feedback)
         else:
-            history = state.history.add(arms[action], feedback)
-        fit, info = self.solver.fit(self.bound(arms.shape[1]), history.rows(), state.fit)
-        return state._replace(history=history, fit=fit, t=state.t + 1), info
+            recorded = recorded & (state.history.size < state.history.capacity)
+            history = state.history.add(arms[index], feedback)
+        bound = self.bound(arms.shape[1])
+        fit, solver_info = self.solver.fit(bound, history.rows(), state.fit)
+        attempted = fit.theta
+        edge = jnp.asarray(bound.constrained_mask()) & (jnp.abs(attempted) > EDGE)
+        healthy = ~jnp.any(edge)
+        for leaf in jax.tree.leaves(fit):
+            if jnp.issubdtype(leaf.dtype, jnp.inexact):
+                healthy = healthy & jnp.all(jnp.isfinite(leaf))
+        fit = jax.tree.map(lambda new, old: jnp.where(healthy, new, old), fit, state.fit)
+        new_state = state._replace(history=history, fit=fit, t=state.t + 1)
+        new_state = jax.tree.map(lambda new, old: jnp.where(recorded, new, old), new_state, state)
+        converged = jnp.asarray(solver_info.converged) & recorded & healthy
+        return new_state, GLMUpdateInfo(converged, recorded, recorded & ~healthy, attempted, solver_info)
 
     def select(self, state: GLMState, arms: Array, key: PRNGKey) -> tuple[Array, Any]:
         """Choose an arm among ``arms`` (shape (K, d)); returns the index and the policy's Info."""

@@ -18,6 +18,7 @@ from bayesbandit._base import RewardSupport
 from bayesbandit._numerics import cho_solve
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.policies._explore import choose, exploration_order, init_arms, resolve_num_explore
+from bayesbandit.validation import check_int
 
 __all__ = ["RidgeState", "RidgeUpdateInfo", "RidgePolicy"]
 
@@ -34,7 +35,8 @@ class RidgeState(NamedTuple):
 class RidgeUpdateInfo(NamedTuple):
     """What a ridge ``update`` reports."""
 
-    converged: Array  # () bool: the statistics stayed finite
+    converged: Array  # () bool: recorded, and the statistics stayed finite
+    recorded: Array  # () bool: the action was in [0, K) and the observation stored
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ class RidgePolicy:
     _: KW_ONLY
     lam: float = 1.0
     num_explore: int | None = None
+
+    def _check_common(self) -> None:
+        if self.num_explore is not None:
+            check_int(type(self).__name__, "num_explore", self.num_explore, low=0)
 
     def reward_support(self, d: int) -> RewardSupport:
         """Any real reward."""
@@ -68,11 +74,19 @@ class RidgePolicy:
         return RidgeState(self.lam * jnp.eye(d), jnp.zeros(d), jnp.asarray(0, jnp.int32), order)
 
     def update(self, state: RidgeState, arms: Array, action: Array, feedback: Array) -> tuple[RidgeState, Any]:
-        """Add ``x x^T`` to ``B`` and ``feedback * x`` to ``b``, with ``x = arms[action]``."""
-        x = jnp.asarray(arms, dtype=state.b.dtype)[action]
+        """Add ``x x^T`` to ``B`` and ``feedback * x`` to ``b``, with ``x = arms[action]``.
+
+        An action outside ``[0, K)`` or a non-finite result leaves the state unchanged and is
+        reported (``recorded``, ``converged``), inside ``jit`` too.
+        """
+        arms = jnp.asarray(arms, dtype=state.b.dtype)
+        recorded = (action >= 0) & (action < arms.shape[0])
+        x = arms[jnp.clip(action, 0, arms.shape[0] - 1)]
         b = state.b + feedback * x
         new = state._replace(precision=state.precision + jnp.outer(x, x), b=b, t=state.t + 1)
-        return new, RidgeUpdateInfo(jnp.all(jnp.isfinite(b)))
+        keep = recorded & jnp.all(jnp.isfinite(b)) & jnp.all(jnp.isfinite(new.precision))
+        new = jax.tree.map(lambda n, o: jnp.where(keep, n, o), new, state)
+        return new, RidgeUpdateInfo(keep, recorded)
 
     def select(self, state: RidgeState, arms: Array, key: PRNGKey) -> tuple[Array, Any]:
         """Choose an arm among ``arms`` (K, d); returns the index and the policy's Info."""

@@ -50,6 +50,7 @@ class LinTS(RidgePolicy):
     v: float = 1.0
 
     def __post_init__(self) -> None:
+        self._check_common()
         check_scalar("LinTS", "lam", self.lam, low=0.0, low_open=True)
         check_scalar("LinTS", "v", self.v, low=0.0)
 

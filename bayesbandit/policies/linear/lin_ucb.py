@@ -49,6 +49,7 @@ class LinUCB(RidgePolicy):
     alpha: float = 1.0
 
     def __post_init__(self) -> None:
+        self._check_common()
         check_scalar("LinUCB", "lam", self.lam, low=0.0, low_open=True)
         check_scalar("LinUCB", "alpha", self.alpha, low=0.0)
 

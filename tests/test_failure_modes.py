@@ -1,0 +1,108 @@
+"""No silent failure: programs and inputs that once broke the spine quietly.
+
+Each test reproduces a finding that failed silently before (a state poisoned by NaN, data
+dropped, a reward credited to the wrong arm) and checks that it is now refused with a clear
+error, or absorbed with a finite state and a plain-words warning, and that learning recovers.
+"""
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+from _asserts import assert_unchanged, snapshot
+from bayesbandit.models import linear_gaussian, logistic, poisson
+
+import bayesbandit as bb
+from bayesbandit.errors import InvalidInput
+
+ARMS = np.random.default_rng(0).uniform(-1, 1, (5, 3))
+
+
+def noise_model(x, y=None):
+    """The README's kind of program: Gaussian reward with a HalfNormal noise scale."""
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([x.shape[-1]]).to_event(1))
+    sigma = numpyro.sample("sigma", dist.HalfNormal(1.0))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("y", dist.Normal(x @ theta, sigma), obs=y)
+
+
+def _finite(tree):
+    return all(
+        np.all(np.isfinite(np.asarray(x))) for x in jax.tree.leaves(tree) if jnp.issubdtype(x.dtype, jnp.inexact)
+    )
+
+
+def test_equal_rewards_do_not_leave_the_agent_stuck():
+    """Equal rewards: the noise scale's MAP runs to 0 (its log to about -700, and the Hessian's
+    factor to NaN). The agent keeps its last good fit, says so once in plain words naming the
+    site, and learns once rewards vary."""
+    agent = bb.Agent(bb.GLMTSL(noise_model, a=1.0), arms=ARMS, seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            agent.update(0, 0.0)
+    assert _finite(agent.state)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 1 and "'sigma'" in messages[0] and "keeps its last good fit" in messages[0]
+    rng = np.random.default_rng(1)
+    theta = np.array([1.0, -0.5, 0.3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(60):
+            arm = agent.select()
+            agent.update(arm, float(ARMS[arm] @ theta + 0.3 * rng.normal()))
+    assert _finite(agent.state) and bool(agent.last_update_info.converged)
+    sigma = float(np.exp(agent.state.fit.theta[0]))  # sites in sorted order: sigma, theta
+    assert 0.1 < sigma < 1.0
+
+
+@pytest.mark.parametrize("model", [poisson(), linear_gaussian()], ids=["poisson", "gaussian"])
+def test_absurd_finite_rewards_and_features_are_refused(model):
+    agent = bb.Agent(bb.GLMTSL(model, a=1.0), arms=ARMS, seed=0)
+    before = snapshot(agent.state)
+    with pytest.raises(InvalidInput, match="numeric range"):
+        agent.update(0, 1e300)
+    assert_unchanged(before, agent.state)
+    with pytest.raises(InvalidInput, match="numeric range"):
+        bb.Agent(bb.GLMTSL(model, a=1.0), arms=ARMS * 1e300)
+
+
+def test_pure_api_flags_out_of_range_actions_and_leaves_the_state_unchanged():
+    for policy in (bb.GLMTSL(logistic(), a=1.0), bb.LinTS(v=0.5)):
+        arms = jnp.asarray(np.random.default_rng(2).uniform(-1, 1, (20, 3)))
+        state = policy.init(arms)
+        for action in (99, -1, 20):
+            new, info = policy.update(state, arms, jnp.asarray(action), jnp.asarray(1.0))
+            assert not bool(info.recorded) and not bool(info.converged), (type(policy).__name__, action)
+            for x, y in zip(jax.tree.leaves(state), jax.tree.leaves(new), strict=True):
+                np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_pure_api_reports_a_full_row_buffer_inside_scan():
+    """A non-affine program on a fixed arm set keeps a row buffer; a scan longer than its capacity
+    reports every round it could not record, and the state keeps exactly the rows it had."""
+    policy = bb.GLMTSL(noise_model, a=1.0)
+    arms = jnp.asarray(ARMS)
+    state = policy.init(arms, capacity=8)
+
+    def step(state, k):
+        action, _ = policy.select(state, arms, k)
+        state, info = policy.update(state, arms, action, 0.3 * jax.random.normal(k))
+        return state, info.recorded
+
+    state, recorded = jax.jit(lambda s: jax.lax.scan(step, s, jax.random.split(jax.random.PRNGKey(0), 12)))(state)
+    np.testing.assert_array_equal(np.asarray(recorded), [True] * 8 + [False] * 4)
+    assert int(state.t) == 8 and int(state.history.size) == 8
+
+
+def test_fixed_arm_agent_refuses_another_arm_set():
+    agent = bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=0)
+    before = snapshot(agent.state)
+    with pytest.raises(InvalidInput, match="wrong arm"):
+        agent.select(ARMS[::-1])
+    assert_unchanged(before, agent.state)
+    assert isinstance(agent.select(ARMS.copy()), int)  # the same arm set again is fine
