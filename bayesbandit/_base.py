@@ -139,12 +139,16 @@ class ModelBased(Protocol):
 
     ``bound(d)`` is the program bound to ``d`` features; ``posterior_rows(state)`` the weighted
     rows ``(x, y, w)`` its posterior is built from (per-arm counts and mean rewards, or a row
-    buffer), so :func:`bayesbandit.diagnostics.along_run` can fit NUTS to the same history.
+    buffer), so :func:`bayesbandit.diagnostics.along_run` can fit NUTS to the same history;
+    ``check_program(d)`` raises a ``ModelSpecError`` for a program the policy cannot follow (no
+    joint mode), and runs on the host before anything is compiled.
     """
 
     model: Any
 
     def bound(self, d: int) -> Any: ...
+
+    def check_program(self, d: int) -> None: ...
 
     def posterior_rows(self, state: Any) -> tuple[Array, Array, Array]: ...
 

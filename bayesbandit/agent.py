@@ -126,6 +126,8 @@ class Agent:
         self.d = int(self._arms.shape[1]) if self._arms is not None else check_int("Agent", "d", d, low=1)
         if self._arms is not None and d is not None and d != self.d:
             raise InvalidInput(f"The 'd' parameter of Agent is {d} but the arm set has d = {self.d}. Fix: omit d.")
+        if isinstance(policy, ModelBased):
+            policy.check_program(self.d)
         self._support = policy.reward_support(self.d)
         key, init_key = jax.random.split(jax.random.PRNGKey(seed))
         self._key = key

@@ -29,6 +29,7 @@ __all__ = [
     "check_arms",
     "check_action",
     "check_feedback",
+    "support_hull",
     "MAX_ABS",
 ]
 
@@ -193,6 +194,24 @@ def check_action(action: Any, num_arms: int, shape: tuple[int, ...] = (), *, unc
             f"action must be {expected} in [0, {num_arms}) (what select returned); got {action!r}; {unchanged}."
         )
     return index
+
+
+def support_hull(support: Any) -> tuple[float, float]:
+    """The smallest interval holding a support: where averages of rewards (per-arm means) may lie.
+
+    ``[0, 1]`` for ``{0, 1}``, ``[lower, upper]`` for interval and integer supports, ``[0, inf)``
+    for non-negative ones, the real line otherwise.
+    """
+    from numpyro.distributions import constraints
+
+    if support is constraints.boolean:
+        return 0.0, 1.0
+    lower = getattr(support, "lower_bound", -math.inf)
+    upper = getattr(support, "upper_bound", math.inf)
+    try:
+        return float(np.asarray(lower)), float(np.asarray(upper))
+    except (TypeError, ValueError):  # bounds that are arrays (per-row): no common hull
+        return -math.inf, math.inf
 
 
 def check_feedback(

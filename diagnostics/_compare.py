@@ -13,6 +13,7 @@ import pandas as pd
 
 import bayesbandit as bb
 from bayesbandit.errors import InvalidInput
+from bayesbandit.validation import support_hull
 
 from ._convert import flat_parameter_names, to_inference_data
 from ._fit import MethodFit, fit_fpl, fit_laplace, fit_nuts
@@ -134,6 +135,15 @@ def _check_data(bound: bb.BoundModel, x, y, w) -> tuple[jax.Array, jax.Array, ja
             raise InvalidInput(f"{name} contains non-finite values; compare needs finite data.")
     if np.any(w < 0):
         raise InvalidInput(f"w must be non-negative (counts); got minimum {w.min()}.")
+    lo, hi = support_hull(bound.support)
+    used = y[w > 0]
+    if np.any((used < lo) | (used > hi)):
+        bad = used[(used < lo) | (used > hi)][0]
+        raise InvalidInput(
+            f"y contains {bad:g}, outside [{lo:g}, {hi:g}], the range of observed site '{bound.obs_site}' "
+            f"({bound.support_name}); rewards and per-arm mean rewards must lie there. Fix: pass rewards the "
+            "model can produce."
+        )
     if not bound.is_affine:
         with jax.ensure_compile_time_eval():
             ok = np.asarray(bound.support.check(jnp.asarray(y[w > 0])))

@@ -17,8 +17,11 @@ import argparse
 import inspect
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+from bayesbandit.errors import BayesBanditError
 
 __all__ = ["main"]
 
@@ -70,6 +73,19 @@ def _enable_compilation_cache() -> None:
         pass
 
 
+def _unwritable(folder: Path) -> str | None:
+    """Why results cannot be written into ``folder`` (created if missing), or None if they can."""
+    if folder.exists() and not folder.is_dir():
+        return "it is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -84,12 +100,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.experiment not in EXPERIMENTS:
         print(f"bayesbandit: unknown experiment {args.experiment!r}; known: {', '.join(EXPERIMENTS)}", file=sys.stderr)
         return 2
+    out = args.out if args.out is not None else Path("results") / args.experiment
+    problem = _unwritable(out)
+    if problem:
+        print(
+            f"bayesbandit: cannot write results to {out}: {problem}. Fix: pass --out with a folder you can write.",
+            file=sys.stderr,
+        )
+        return 2
     _enable_compilation_cache()
     from bayesbandit.precision import enable_x64
 
     enable_x64()  # this process is ours: the experiments' Newton solves need float64
     module = load_experiment(args.experiment)
-    out = args.out if args.out is not None else Path("results") / args.experiment
     start = time.perf_counter()
     options = {"quick": args.quick, "runs": args.runs, "horizon": args.horizon, "seed": args.seed}
     if args.jobs != 1:
@@ -97,7 +120,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bayesbandit: experiment {args.experiment!r} runs in one process; drop --jobs", file=sys.stderr)
             return 2
         options["jobs"] = args.jobs
-    paths = module.run(out, progress=not args.no_progress, **options)
+    try:
+        paths = module.run(out, progress=not args.no_progress, **options)
+    except BayesBanditError as exc:  # a user mistake (e.g. a horizon too short): no traceback
+        print(f"bayesbandit: {exc}", file=sys.stderr)
+        return 2
     elapsed = time.perf_counter() - start
     print(f"\n{args.experiment} finished in {elapsed:.1f} s; wrote:")
     for kind, path in paths.items():

@@ -47,7 +47,7 @@ def run(
     ----------
     out_dir : path
     quick : bool
-        Small setting (n = 300 observations, 2 NUTS chains x 300 draws, 2 along-run rounds).
+        Small setting (n = 300 observations, 4 NUTS chains x 500 draws, 2 along-run rounds).
     runs : int
         Independent bandit runs for the along-run table (each snapshot needs its own NUTS run,
         so quick mode uses 1 whatever is asked).
@@ -61,7 +61,7 @@ def run(
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = (
-        dict(num_draws=300, num_warmup=300, num_chains=2)
+        dict(num_draws=500, num_warmup=500, num_chains=4)
         if quick
         else dict(num_draws=1000, num_warmup=1000, num_chains=4)
     )

@@ -35,3 +35,14 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     table = (out_dir / "glm_logistic.md").read_text()
     for algo in ("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"):
         assert f"{algo} (theory)" in table and f"{algo} (practical)" in table
+
+
+def test_user_mistakes_get_a_message_not_a_traceback(tmp_path, capsys):
+    a_file = tmp_path / "results.txt"
+    a_file.write_text("")
+    assert main(["run", "glm-logistic", "--quick", "--out", str(a_file), "--no-progress"]) == 2
+    assert "it is a file, not a folder" in capsys.readouterr().err
+    assert (
+        main(["run", "glm-logistic", "--quick", "--horizon", "3", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    )
+    assert "'horizon' parameter of glm-logistic" in capsys.readouterr().err

@@ -106,3 +106,30 @@ def test_fixed_arm_agent_refuses_another_arm_set():
         agent.select(ARMS[::-1])
     assert_unchanged(before, agent.state)
     assert isinstance(agent.select(ARMS.copy()), int)  # the same arm set again is fine
+
+
+def centred(x, y=None):
+    tau = numpyro.sample("tau", dist.HalfCauchy(1.0))
+    theta = numpyro.sample("theta", dist.Normal(0.0, tau).expand([x.shape[-1]]).to_event(1))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=x @ theta), obs=y)
+
+
+def non_centred(x, y=None):
+    tau = numpyro.sample("tau", dist.HalfCauchy(1.0))
+    z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([x.shape[-1]]).to_event(1))
+    with numpyro.plate("data", x.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=x @ (tau * z)), obs=y)
+
+
+def test_a_program_without_a_joint_mode_is_refused_early_with_the_remedy():
+    """A centred hierarchical scale: the log joint is unbounded as tau -> 0, so MAP-based policies
+    cannot follow it. Agent and simulate say so before running, naming the site and the fix; the
+    non-centred program (which has a mode) is accepted."""
+    with pytest.raises(bb.errors.ModelSpecError, match=r"site 'tau'.*non-centred"):
+        bb.Agent(bb.GLMTSL(centred), arms=ARMS)
+    with pytest.raises(bb.errors.ModelSpecError, match="site 'tau'"):
+        bb.simulate(bb.GLMFPL(centred), bb.envs.LogisticBandit(K=5, d=3), horizon=5)
+    agent = bb.Agent(bb.GLMTSL(non_centred), arms=ARMS)
+    agent.update(agent.select(), 1.0)
+    assert _finite(agent.state)

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 import xarray as xr
 
-from bayesbandit._base import policy_kind
+from bayesbandit._base import ModelBased, policy_kind
 from bayesbandit.envs._common import describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.host import run_host
@@ -120,6 +120,9 @@ def simulate(
     seed = check_int("simulate", "seed", seed, low=0, high=2**32 - 1)
     if record is not None and not callable(record):
         raise InvalidInput(f"The 'record' parameter of simulate must be callable or None. Got {record!r} instead.")
+    for policy in named.values():
+        if isinstance(policy, ModelBased):
+            policy.check_program(env.d)
     keys = key_streams(seed, runs)
     if progress is None:
         progress = runs * horizon * len(named) >= _AUTO_PROGRESS

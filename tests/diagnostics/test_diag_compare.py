@@ -128,3 +128,13 @@ def test_every_model(model, sites, tmp_path):
         plot_marginals(c, tmp_path / "m.png")
         plot_pairs(c, tmp_path / "p.png")
         assert (tmp_path / "m.png").stat().st_size > 0 and (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_rewards_outside_the_models_range_are_refused():
+    """compare refuses what the Agent refuses: y = 2 for a Bernoulli model (per-arm mean rewards,
+    such as 0.35, stay allowed)."""
+    x = np.zeros((3, 2))
+    with pytest.raises(bb.errors.InvalidInput, match=r"outside \[0, 1\]"):
+        compare(logistic(), x, np.array([0.0, 1.0, 2.0]))
+    with pytest.raises(bb.errors.InvalidInput, match=r"outside \[0, inf\]"):
+        compare(poisson(), x, np.array([0.0, -1.0, 2.0]))

@@ -21,6 +21,7 @@ from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.history import ArmHistory, RowHistory
 from bayesbandit.inference.potential import BoundModel, bound_for
+from bayesbandit.inference.prior_check import check_prior_mode
 from bayesbandit.inference.solvers import DenseNewton, Solver
 from bayesbandit.policies._explore import DEFAULT_CAPACITY, choose, exploration_order, init_arms, resolve_num_explore
 from bayesbandit.validation import check_choice, check_int
@@ -107,6 +108,14 @@ class GLMPolicy:
         """The observed site's support, for validating rewards."""
         bound = self.bound(d)
         return RewardSupport(bound.support, bound.support_name)
+
+    def check_program(self, d: int) -> None:
+        """Raise :class:`~bayesbandit.errors.ModelSpecError` if the program has no joint mode to follow.
+
+        Called by ``Agent`` and ``simulate`` before anything runs (see
+        :mod:`bayesbandit.inference.prior_check`).
+        """
+        check_prior_mode(self.bound(d), type(self).__name__)
 
     def posterior_rows(self, state: GLMState) -> tuple[Array, Array, Array]:
         """The weighted rows ``(x, y, w)`` the posterior is built from."""

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import math
 
+from bayesbandit.validation import check_int
+
 __all__ = ["c1", "tsl_theory_a", "fpl_theory_a", "glm_ucb_theory_rho", "ucb_glm_theory_alpha"]
 
 
 def c1(d: int, horizon: int, *, sigma: float = 0.5, mu_dot_min: float = 0.25) -> float:
-    """Confidence radius ``c_1`` of Theorems 1-2."""
+    """Confidence radius ``c_1`` of Theorems 1-2 (defined for ``horizon >= d``)."""
+    check_int("theory", "d", d, low=1)
+    check_int("theory", "horizon", horizon, low=d)
     return sigma / mu_dot_min * math.sqrt(d * math.log(horizon / d) + 2.0 * math.log(horizon))
 
 
@@ -67,6 +71,7 @@ def glm_ucb_theory_rho(
 
     with ``c_m = max_norm`` the largest arm norm.
     """
+    check_int("glm_ucb_theory_rho", "horizon", horizon, low=2)
     delta = 1.0 / horizon
     kappa = math.sqrt(3.0 + 2.0 * math.log(1.0 + 2.0 * max_norm**2 / sigma0**2))
     return (
@@ -82,4 +87,5 @@ def ucb_glm_theory_alpha(d: int, horizon: int, *, sigma: float = 0.5, kappa: flo
     >>> round(ucb_glm_theory_alpha(10, 50_000), 1)
     15.1
     """
+    check_int("ucb_glm_theory_alpha", "horizon", horizon, low=1)
     return sigma / kappa * math.sqrt(d / 2.0 * math.log(1.0 + 2.0 * horizon / d) + math.log(horizon))
