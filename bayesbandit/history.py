@@ -9,6 +9,10 @@
 
 Both expose ``rows() -> (x, y, w)`` for the potential and ``gram()`` for the unweighted design
 matrix ``G = sum_l x_l x_l^T``.
+
+* :class:`OnlineHistory`: no rows at all, for the online (recursive) Laplace posterior of the GLM
+  policies (``history="online"``): only the design matrix and the count, ``O(d^2)`` whatever
+  the horizon.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import jax.numpy as jnp
 
 from bayesbandit._typing import Array
 
-__all__ = ["ArmHistory", "RowHistory"]
+__all__ = ["ArmHistory", "RowHistory", "OnlineHistory"]
 
 
 class ArmHistory(NamedTuple):
@@ -58,7 +62,8 @@ class RowHistory(NamedTuple):
     size: Array  # ()  int32, rows written (may exceed C: see ``overflowed``)
 
     @classmethod
-    def create(cls, capacity: int, d: int, dtype=jnp.float64) -> RowHistory:
+    def create(cls, capacity: int, d: int, dtype=None) -> RowHistory:
+        dtype = dtype or jnp.result_type(float)
         return cls(
             jnp.zeros((capacity, d), dtype),
             jnp.zeros(capacity, dtype),
@@ -99,3 +104,24 @@ class RowHistory(NamedTuple):
     @property
     def overflowed(self) -> Array:
         return self.size > self.capacity
+
+
+class OnlineHistory(NamedTuple):
+    """What the online Laplace posterior keeps of the history: the design matrix and the count."""
+
+    design: Array  # (d, d) G = sum_l x_l x_l^T (unweighted)
+    size: Array  # ()  int32, observations
+
+    @classmethod
+    def create(cls, d: int, dtype=None) -> OnlineHistory:
+        return cls(jnp.zeros((d, d), dtype or jnp.result_type(float)), jnp.asarray(0, jnp.int32))
+
+    def add(self, features: Array) -> OnlineHistory:
+        return OnlineHistory(self.design + jnp.outer(features, features), self.size + 1)
+
+    def gram(self) -> Array:
+        return self.design
+
+    @property
+    def num_obs(self) -> Array:
+        return self.size

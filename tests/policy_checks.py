@@ -44,6 +44,7 @@ class Case:
 # One line per policy: the whole contract suite runs on it.
 CASES = [
     Case("glm_tsl", lambda: bb.GLMTSL(logistic(), a=1.0)),
+    Case("glm_tsl_online", lambda: bb.GLMTSL(logistic(), a=1.0, history="online")),
     Case("glm_fpl", lambda: bb.GLMFPL(logistic(), a=0.5)),
     Case("glm_ucb", lambda: bb.GLMUCB(logistic(), rho=0.5)),
     Case("ucb_glm", lambda: bb.UCBGLM(logistic(), alpha=0.5)),

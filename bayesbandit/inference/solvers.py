@@ -20,6 +20,7 @@ A solver is a frozen dataclass with two pure functions over a *fit* (a NamedTupl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, NamedTuple, Protocol
 
@@ -90,12 +91,12 @@ class DenseNewton:
     def fit(self, bound: BoundModel, rows: Rows, start: NewtonFit) -> tuple[NewtonFit, NewtonInfo]:
         """Newton from ``start.theta`` to the MAP of ``rows``."""
         x, y, w = rows
+        return self.minimize(lambda t: bound.potential(t, x, y, w), start)
+
+    def minimize(self, fn: Callable[[Array], Array], start: NewtonFit) -> tuple[NewtonFit, NewtonInfo]:
+        """Newton from ``start.theta`` to the minimum of any potential ``fn`` (the online Laplace update)."""
         result = newton_minimize(
-            lambda t: bound.potential(t, x, y, w),
-            start.theta,
-            max_steps=self.max_steps,
-            tol=self.tol,
-            quadratic_stop=self.quadratic_stop,
+            fn, start.theta, max_steps=self.max_steps, tol=self.tol, quadratic_stop=self.quadratic_stop
         )
         return NewtonFit(result.theta, result.chol), result.info
 

@@ -103,3 +103,28 @@ def test_prior_draw_starts_from_a_draw_of_the_prior():
     np.testing.assert_array_equal(fixed[0], np.asarray(median.bound(3).init_theta()))
     with pytest.raises(bb.errors.InvalidInput, match="needs a key"):
         drawn.init(arms)
+
+
+def test_online_laplace_is_exact_for_a_gaussian_model_and_close_for_a_logistic_one():
+    """With a linear-Gaussian model of known noise, the online (recursive) Laplace posterior is the
+    exact posterior (a Kalman filter): it equals the full-history one to round-off. For a logistic
+    model it is an approximation, close after many rounds (KL measured in bench_online)."""
+    from bayesbandit.models import linear_gaussian
+
+    arms = jnp.asarray(np.random.default_rng(3).uniform(-1, 1, (6, 3)))
+    rewards = jnp.asarray(np.random.default_rng(4).normal(size=40))
+    actions = jnp.asarray(np.random.default_rng(5).integers(0, 6, 40))
+
+    def final(policy):
+        def step(state, inputs):
+            action, reward = inputs
+            return policy.update(state, arms, action, reward)[0], None
+
+        return jax.lax.scan(step, policy.init(d=3, capacity=64), (actions, rewards))[0].fit
+
+    full = jax.jit(lambda: final(bb.GLMTSL(linear_gaussian(noise_scale=0.5), a=1.0)))()
+    online = jax.jit(lambda: final(bb.GLMTSL(linear_gaussian(noise_scale=0.5), a=1.0, history="online")))()
+    np.testing.assert_allclose(np.asarray(online.theta), np.asarray(full.theta), atol=1e-10)
+    np.testing.assert_allclose(np.asarray(online.chol), np.asarray(full.chol), atol=1e-8)
+    with pytest.raises(bb.errors.InvalidInput, match="cannot be 'online'"):
+        bb.GLMFPL(logistic(), history="online")

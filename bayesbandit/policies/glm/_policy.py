@@ -19,7 +19,7 @@ import numpy as np
 from bayesbandit._base import RewardSupport
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
-from bayesbandit.history import ArmHistory, RowHistory
+from bayesbandit.history import ArmHistory, OnlineHistory, RowHistory
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.inference.prior_check import check_prior_mode
 from bayesbandit.inference.solvers import DenseNewton, Solver
@@ -42,6 +42,16 @@ class GLMUpdateInfo(NamedTuple):
     solver: Any  # the solver's own info (NewtonInfo, FirstOrderInfo)
 
 
+def _online_potential(bound: BoundModel, previous: Any, x: Array, y: Array) -> Any:
+    """The online Laplace potential: the previous Gaussian approximation times the new likelihood."""
+
+    def fn(theta: Array) -> Array:
+        z = previous.chol.T @ (theta - previous.theta)
+        return 0.5 * (z @ z) - jnp.sum(bound.log_likelihood(theta, x[None, :], jnp.reshape(y, (1,))))
+
+    return fn
+
+
 def _offsets(bound: BoundModel) -> list[tuple[int, int]]:
     """``(start, stop)`` of each latent site in the flat ``theta`` (sites in sorted order)."""
     sizes = [bound.site_sizes[name] for name in bound.site_names]
@@ -52,7 +62,7 @@ def _offsets(bound: BoundModel) -> list[tuple[int, int]]:
 class GLMState(NamedTuple):
     """State of a GLM policy."""
 
-    history: ArmHistory | RowHistory
+    history: ArmHistory | RowHistory | OnlineHistory
     fit: Any  # the solver's fit: NewtonFit (theta (p,), chol (p, p)) or FirstOrderFit (theta, opt_state)
     t: Array  # () int32, rounds observed
     explore_order: Array | None  # (num_explore,) int32 initial pulls on a fixed arm set, else None
@@ -74,10 +84,24 @@ class GLMPolicy:
     init_params : {"prior_median", "prior_draw"}
         Where the first fit starts: the prior median, or a draw from the prior with ``init``'s
         ``key`` (what a network's weights need).
+    history : {"full", "online"}
+        ``"full"``: the posterior is fitted to the whole history every round (per-arm
+        statistics when exact, else a row buffer whose cost grows with ``t``). ``"online"``: the
+        recursive (assumed-density) Laplace posterior, whose cost per round does not grow:
+
+        .. math::  \bar\theta_t, H_t = \arg\\min_\theta \tfrac12 (\theta - \bar\theta_{t-1})^T
+                   H_{t-1} (\theta - \bar\theta_{t-1}) - \\log p(Y_t \\mid X_t, \theta),
+
+        with ``H_t`` the Hessian there, starting from the Laplace approximation of the prior.
+        It forgets the curvature the earlier rewards would add at the new MAP, so it drifts
+        from the full-history posterior; ``benchmarks/bench_online.py`` measures how far (KL).
+        It needs the Hessian (``DenseNewton``) and keeps no rows, so it serves GLM-TSL, GLM-UCB,
+        UCB-GLM and epsilon-greedy, not GLM-FPL (which perturbs the rewards of the whole history).
     """
 
     kind: ClassVar[Literal["jax"]] = "jax"
     needs_curvature: ClassVar[bool] = False
+    needs_rows: ClassVar[bool] = False
 
     model: Any
     _: KW_ONLY
@@ -85,10 +109,18 @@ class GLMPolicy:
     num_explore: int | None = None
     obs_site: str = "y"
     init_params: str = "prior_median"
+    history: str = "full"
 
     def _check_common(self) -> None:
         owner = type(self).__name__
         check_choice(owner, "init_params", self.init_params, ("prior_median", "prior_draw"))
+        check_choice(owner, "history", self.history, ("full", "online"))
+        if self.history == "online" and (self.needs_rows or not self.solver.provides_curvature):
+            raise InvalidInput(
+                f"The 'history' parameter of {owner} cannot be 'online' here: the online Laplace posterior needs "
+                f"the Hessian (DenseNewton) and keeps no rows{' (which ' + owner + ' perturbs)' if self.needs_rows else ''}. "
+                "Fix: use history='full'."
+            )
         if self.num_explore is not None:
             check_int(owner, "num_explore", self.num_explore, low=0)
         if not isinstance(self.obs_site, str):
@@ -118,7 +150,12 @@ class GLMPolicy:
         check_prior_mode(self.bound(d), type(self).__name__)
 
     def posterior_rows(self, state: GLMState) -> tuple[Array, Array, Array]:
-        """The weighted rows ``(x, y, w)`` the posterior is built from."""
+        """The weighted rows ``(x, y, w)`` the posterior is built from (not kept by ``history="online"``)."""
+        if isinstance(state.history, OnlineHistory):
+            raise InvalidInput(
+                f"{type(self).__name__} with history='online' keeps no rows to fit another posterior to. "
+                "Fix: use history='full' to compare its posterior with NUTS along a run."
+            )
         return state.history.rows()
 
     def explain_update(self, info: GLMUpdateInfo, d: int) -> str:
@@ -187,8 +224,10 @@ class GLMPolicy:
         owner = type(self).__name__
         arms, d = init_arms(owner, arms, d)
         bound = self.bound(d)
-        history: ArmHistory | RowHistory
-        if arms is not None and bound.is_affine:
+        history: ArmHistory | RowHistory | OnlineHistory
+        if self.history == "online":
+            history = OnlineHistory.create(d)
+        elif arms is not None and bound.is_affine:
             history = ArmHistory.create(arms)
         else:
             history = RowHistory.create(capacity or DEFAULT_CAPACITY, d)
@@ -198,7 +237,8 @@ class GLMPolicy:
             theta0 = bound.sample_prior(key)
         else:
             theta0 = bound.init_theta()
-        fit = self.solver.init(bound, theta0, history.rows())
+        empty = (jnp.zeros((1, d)), jnp.zeros(1), jnp.zeros(1))  # the prior alone
+        fit = self.solver.init(bound, theta0, empty if isinstance(history, OnlineHistory) else history.rows())
         order = None if arms is None else exploration_order(arms, resolve_num_explore(self.num_explore, d))
         return GLMState(history, fit, jnp.asarray(0, jnp.int32), order)
 
@@ -233,14 +273,19 @@ class GLMPolicy:
         num_arms = arms.shape[0]
         recorded = (action >= 0) & (action < num_arms)
         index = jnp.clip(action, 0, num_arms - 1)
-        history: ArmHistory | RowHistory
-        if isinstance(state.history, ArmHistory):
-            history = state.history.add(index, feedback)
-        else:
-            recorded = recorded & (state.history.size < state.history.capacity)
-            history = state.history.add(arms[index], feedback)
         bound = self.bound(arms.shape[1])
-        fit, solver_info = self.solver.fit(bound, history.rows(), state.fit)
+        history: ArmHistory | RowHistory | OnlineHistory
+        if isinstance(state.history, OnlineHistory):
+            history = state.history.add(arms[index])
+            newton: Any = self.solver  # a DenseNewton: _check_common refuses "online" without curvature
+            fit, solver_info = newton.minimize(_online_potential(bound, state.fit, arms[index], feedback), state.fit)
+        else:
+            if isinstance(state.history, ArmHistory):
+                history = state.history.add(index, feedback)
+            else:
+                recorded = recorded & (state.history.size < state.history.capacity)
+                history = state.history.add(arms[index], feedback)
+            fit, solver_info = self.solver.fit(bound, history.rows(), state.fit)
         attempted = fit.theta
         edge = jnp.asarray(bound.constrained_mask()) & (jnp.abs(attempted) > EDGE)
         healthy = ~jnp.any(edge)

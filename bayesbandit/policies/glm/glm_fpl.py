@@ -77,12 +77,14 @@ class GLMFPL(GLMPolicy):
     _: KW_ONLY
     a: float = 0.5
 
+    needs_rows = True
+
     def __post_init__(self) -> None:
         self._check_common()
         check_scalar("GLMFPL", "a", self.a, low=0.0)
 
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, GLMFPLInfo]:
-        x, y, w = state.history.rows()
+        x, y, w = self.posterior_rows(state)
         y_tilde = perturb_rewards(key, y, w, self.a)
         fit, info = self.solver.fit(bound, (x, y_tilde, w), state.fit)
         scores = bound.mean_reward(fit.theta, arms)
