@@ -179,8 +179,9 @@ def check_action(action: Any, num_arms: int, shape: tuple[int, ...] = (), *, unc
     expected = "an integer arm index" if shape == () else f"{shape[0]} distinct integer arm indices"
     raw = np.asarray(action)
     try:
-        index = raw.astype(np.int64)
-    except (TypeError, ValueError) as exc:
+        with np.errstate(invalid="ignore", over="ignore"):
+            index = raw.astype(np.int64)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInput(f"action must be {expected} in [0, {num_arms}); got {action!r}; {unchanged}.") from exc
     if (
         raw.shape != shape

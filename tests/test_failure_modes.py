@@ -133,3 +133,21 @@ def test_a_program_without_a_joint_mode_is_refused_early_with_the_remedy():
     agent = bb.Agent(bb.GLMTSL(non_centred), arms=ARMS)
     agent.update(agent.select(), 1.0)
     assert _finite(agent.state)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: bb.Agent(bb.LinTS(), d=0), "'d' parameter of Agent"),
+        (lambda: bb.Agent(bb.LinTS(), d=3, seed=1.5), "'seed' parameter of Agent"),
+        (lambda: bb.Agent(bb.LinTS(), d=3, seed=2**70), "'seed' parameter of Agent"),
+        (lambda: bb.Agent(bb.LinTS(), d=3, capacity=-5), "'capacity' parameter of Agent"),
+        (lambda: bb.GLMTSL(logistic(), a="1"), "'a' parameter of GLMTSL"),
+        (lambda: bb.GLMTSL(logistic(), num_explore=-2), "'num_explore' parameter of GLMTSL"),
+        (lambda: bb.LinUCB(num_explore=1.5), "'num_explore' parameter of LinUCB"),
+        (lambda: bb.Agent(object(), d=3), "expected a bandit policy"),
+    ],
+)
+def test_bad_arguments_raise_library_errors(make, match):
+    with pytest.raises(bb.errors.BayesBanditError, match=match):
+        make()

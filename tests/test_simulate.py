@@ -171,6 +171,10 @@ def test_summary_and_plot(results, tmp_path):
         ({"policies": {}}, "at least one policy"),
         ({"policies": object()}, "expected a bandit policy"),
         ({"env": object()}, "'env' parameter of simulate"),
+        ({"progress": "yes"}, "'progress' parameter of simulate"),
+        ({"compiler_options": "fast"}, "'compiler_options' parameter of simulate"),
+        ({"record": 3}, "'record' parameter of simulate"),
+        ({"num_chunks": 0}, "'num_chunks' parameter of simulate"),
     ],
 )
 def test_bad_arguments(bad, match):

@@ -24,6 +24,7 @@ from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton_minimize
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.precision import require_x64
+from bayesbandit.validation import MAX_ABS, support_hull
 
 __all__ = ["map_estimate", "Laplace", "laplace", "perturb_rewards", "perturbed_map"]
 
@@ -72,12 +73,44 @@ def map_estimate(
     (True, [0.5, -0.5])
     """
     require_x64("map_estimate")
-    x = jnp.asarray(x, dtype=jnp.float64)
-    y = jnp.asarray(y, dtype=x.dtype)
-    w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
+    x, y, w = _data(model, x, y, w, "map_estimate", in_hull=True)
     bound = bound_for(model, tuple(x.shape[1:]))
     theta0 = bound.init_theta(x.dtype) if init is None else jnp.asarray(init, dtype=x.dtype)
     return _map_jit(bound, x, y, w, theta0, max_steps, jnp.asarray(tol, x.dtype))
+
+
+def _data(model: Model | BoundModel, x: ArrayLike, y: ArrayLike, w: ArrayLike | None, who: str, *, in_hull: bool):
+    """``(x, y, w)`` as float64 arrays, checked when concrete (inside ``jit`` they are the caller's)."""
+    x = jnp.asarray(x, dtype=jnp.float64)
+    y = jnp.asarray(y, dtype=x.dtype)
+    w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
+    if any(isinstance(a, jax.core.Tracer) for a in (x, y, w)):
+        return x, y, w
+    if x.ndim < 2 or x.shape[0] == 0:
+        raise InvalidInput(
+            f"The 'x' argument of {who} must have shape (n, d) with n >= 1. Got shape {x.shape} instead."
+        )
+    for name, arr, shape in (("y", y, x.shape[:1]), ("w", w, x.shape[:1])):
+        if arr.shape != shape:
+            raise InvalidInput(
+                f"The '{name}' argument of {who} must have shape {shape}. Got shape {arr.shape} instead."
+            )
+    for name, arr in (("x", x), ("y", y), ("w", w)):
+        if not bool(jnp.all(jnp.isfinite(arr))) or bool(jnp.any(jnp.abs(arr) > MAX_ABS)):
+            raise InvalidInput(
+                f"The '{name}' argument of {who} must be finite with magnitudes <= {MAX_ABS:g}. Fix: clean or rescale it."
+            )
+    if bool(jnp.any(w < 0)):
+        raise InvalidInput(f"The 'w' argument of {who} must be non-negative (counts). Got minimum {float(w.min())}.")
+    if in_hull:
+        lo, hi = support_hull(bound_for(model, tuple(x.shape[1:])).support)
+        used = y[w > 0]
+        if bool(jnp.any((used < lo) | (used > hi))):
+            raise InvalidInput(
+                f"The 'y' argument of {who} has rewards outside [{lo:g}, {hi:g}], the range of the model's reward. "
+                "Fix: pass rewards the model can produce."
+            )
+    return x, y, w
 
 
 @partial(jax.jit, static_argnums=(0, 5))
@@ -222,7 +255,8 @@ def perturbed_map(
             "Fix: perturbed_map(model, x, y, w, key, a=...) with key = jax.random.PRNGKey(seed)."
         )
     require_x64("perturbed_map")
-    x = jnp.asarray(x, dtype=jnp.float64)
-    y = jnp.asarray(y, dtype=x.dtype)
-    w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
-    return map_estimate(model, x, perturb_rewards(key, y, w, a), w, init=init, max_steps=max_steps, tol=tol)
+    x, y, w = _data(model, x, y, w, "perturbed_map", in_hull=True)
+    bound = bound_for(model, tuple(x.shape[1:]))
+    theta0 = bound.init_theta(x.dtype) if init is None else jnp.asarray(init, dtype=x.dtype)
+    y_tilde = perturb_rewards(key, y, w, a)  # real numbers outside the support: no check after this
+    return _map_jit(bound, x, y_tilde, w, theta0, max_steps, jnp.asarray(tol, x.dtype))

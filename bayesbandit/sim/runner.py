@@ -118,6 +118,13 @@ def simulate(
     runs = check_int("simulate", "runs", runs, low=1)
     num_chunks = min(check_int("simulate", "num_chunks", num_chunks, low=1), horizon)
     seed = check_int("simulate", "seed", seed, low=0, high=2**32 - 1)
+    if progress is not None and not isinstance(progress, bool):
+        raise InvalidInput(f"The 'progress' parameter of simulate must be a bool or None. Got {progress!r} instead.")
+    if compiler_options is not None and not isinstance(compiler_options, Mapping):
+        raise InvalidInput(
+            f"The 'compiler_options' parameter of simulate must be a dict of XLA options or None. "
+            f"Got {compiler_options!r} instead."
+        )
     if record is not None and not callable(record):
         raise InvalidInput(f"The 'record' parameter of simulate must be callable or None. Got {record!r} instead.")
     for policy in named.values():

@@ -180,9 +180,12 @@ class GLMPolicy:
                 "to 0, and with separable data an unregularised coefficient grows without bound). The policy "
                 "keeps its last good fit, records the data, and refits as more varied data arrive."
             )
+        steps = getattr(info.solver, "num_steps", None)
+        detail = "" if steps is None else f" in {int(steps)} steps"
         return (
-            f"{owner}: the solver did not converge ({info.solver}); the fit is its last iterate, and the next "
-            "update continues from there."
+            f"{owner}: the solver did not reach the MAP{detail} (the data moved the posterior further than one "
+            "update's step cap allows, or the posterior is very flat); the fit is its last iterate, finite, and "
+            "the next update continues from there."
         )
 
     # ------------------------------------------------------------------------- the buffer
