@@ -79,11 +79,13 @@ def map_estimate(
     return _map_jit(bound, x, y, w, theta0, max_steps, jnp.asarray(tol, x.dtype))
 
 
-def _data(model: Model | BoundModel, x: ArrayLike, y: ArrayLike, w: ArrayLike | None, who: str, *, in_hull: bool):
+def _data(
+    model: Model | BoundModel, x_in: ArrayLike, y_in: ArrayLike, w_in: ArrayLike | None, who: str, *, in_hull: bool
+) -> tuple[Array, Array, Array]:
     """``(x, y, w)`` as float64 arrays, checked when concrete (inside ``jit`` they are the caller's)."""
-    x = jnp.asarray(x, dtype=jnp.float64)
-    y = jnp.asarray(y, dtype=x.dtype)
-    w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
+    x = jnp.asarray(x_in, dtype=jnp.float64)
+    y = jnp.asarray(y_in, dtype=x.dtype)
+    w = jnp.ones(y.shape, x.dtype) if w_in is None else jnp.asarray(w_in, dtype=x.dtype)
     if any(isinstance(a, jax.core.Tracer) for a in (x, y, w)):
         return x, y, w
     if x.ndim < 2 or x.shape[0] == 0:
