@@ -43,6 +43,21 @@ def _select_and_split(policy: Any, state: Any, arms: Any, key: Any) -> tuple[Any
     return key, action, info
 
 
+@functools.lru_cache(maxsize=64)
+def _jitted(policy: Any) -> tuple[Any, Any]:
+    """Compiled select and update, shared by every agent of an equal policy (one compile per shape)."""
+    return jax.jit(functools.partial(_select_and_split, policy)), jax.jit(policy.update)
+
+
+def _functions(policy: Any, kind: str) -> tuple[Any, Any]:
+    if kind == "host":  # a host policy compiles its own parts
+        return functools.partial(_select_and_split, policy), policy.update
+    try:
+        return _jitted(policy)
+    except TypeError:  # an unhashable policy (array hyper-parameters): compiled for this agent alone
+        return jax.jit(functools.partial(_select_and_split, policy)), jax.jit(policy.update)
+
+
 def _describe(value: Any) -> Any:
     """A JSON description of a hyper-parameter (stable across processes: no addresses)."""
     if value is None or isinstance(value, bool | int | str):
@@ -132,9 +147,7 @@ class Agent:
         key, init_key = jax.random.split(jax.random.PRNGKey(seed))
         self._key = key
         self.state = policy.init(self._arms, d=self.d, capacity=capacity, key=init_key)
-        wrap = jax.jit if kind == "jax" else (lambda f: f)
-        self._select = wrap(functools.partial(_select_and_split, policy))
-        self._update = wrap(policy.update)
+        self._select, self._update = _functions(policy, kind)
         self._arms_device = None if self._arms is None else jnp.asarray(self._arms)
         self._last_arms: np.ndarray | None = None
         self._action_shape: tuple[int, ...] | None = None

@@ -151,9 +151,11 @@ def check_jit_vmap(case: Case) -> None:
 def check_compiles_once(case: Case) -> None:
     """The Agent's select and update compile once over many rounds; the experiment traces once."""
     agent = bb.Agent(case.make(), arms=agent_arms(), seed=0)
-    play(agent, 4, seed=0)
+    play(agent, 1, seed=0)  # compiles (or reuses what an equal policy compiled for these shapes)
+    first = (agent._select._cache_size(), agent._update._cache_size())
+    play(agent, 4, seed=1)
     sizes = (agent._select._cache_size(), agent._update._cache_size())
-    assert sizes == (1, 1), f"{case.name}: select/update compiled {sizes} times over 4 rounds (state drifts?)"
+    assert sizes == first, f"{case.name}: select/update compiled {sizes} times, {first} after round 1 (state drifts?)"
     fn, traces = experiment(case)
     first = results(case)
     other = jax.tree.map(np.asarray, fn(run_keys(1)))

@@ -46,6 +46,7 @@ AGENTS = [
 @pytest.mark.parametrize("name, policy, kwargs, contextual", AGENTS, ids=[a[0] for a in AGENTS])
 def test_save_load_continues_bit_for_bit(tmp_path, name, policy, kwargs, contextual):
     agent = bb.Agent(policy(), seed=0, **kwargs)
+    compiled = (agent._select._cache_size(), agent._update._cache_size())  # shared by agents of equal policies
     play(agent, 6, seed=1, contextual=contextual)
     path = tmp_path / "agent.bb"
     agent.save(path)
@@ -64,7 +65,8 @@ def test_save_load_continues_bit_for_bit(tmp_path, name, policy, kwargs, context
     # 12 selects and updates with new values (states, keys, rewards) compiled once each; the
     # contextual buffer grew once (8 -> 16 rows), a new shape, hence one more compile
     expected = 2 if contextual else 1
-    assert agent._select._cache_size() == expected and agent._update._cache_size() == expected
+    assert agent._select._cache_size() - compiled[0] <= expected
+    assert agent._update._cache_size() - compiled[1] <= expected
 
 
 def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):

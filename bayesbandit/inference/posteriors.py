@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from bayesbandit._numerics import cho_solve, solve_lower_transpose
 from bayesbandit._typing import Array, ArrayLike, Model, PRNGKey
@@ -88,26 +89,27 @@ def _data(
     w = jnp.ones(y.shape, x.dtype) if w_in is None else jnp.asarray(w_in, dtype=x.dtype)
     if any(isinstance(a, jax.core.Tracer) for a in (x, y, w)):
         return x, y, w
-    if x.ndim < 2 or x.shape[0] == 0:
+    xn, yn, wn = np.asarray(x), np.asarray(y), np.asarray(w)  # concrete: checked on the host
+    if xn.ndim < 2 or xn.shape[0] == 0:
         raise InvalidInput(
-            f"The 'x' argument of {who} must have shape (n, d) with n >= 1. Got shape {x.shape} instead."
+            f"The 'x' argument of {who} must have shape (n, d) with n >= 1. Got shape {xn.shape} instead."
         )
-    for name, arr, shape in (("y", y, x.shape[:1]), ("w", w, x.shape[:1])):
-        if arr.shape != shape:
+    for name, arr in (("y", yn), ("w", wn)):
+        if arr.shape != xn.shape[:1]:
             raise InvalidInput(
-                f"The '{name}' argument of {who} must have shape {shape}. Got shape {arr.shape} instead."
+                f"The '{name}' argument of {who} must have shape {xn.shape[:1]}. Got shape {arr.shape} instead."
             )
-    for name, arr in (("x", x), ("y", y), ("w", w)):
-        if not bool(jnp.all(jnp.isfinite(arr))) or bool(jnp.any(jnp.abs(arr) > MAX_ABS)):
+    for name, arr in (("x", xn), ("y", yn), ("w", wn)):
+        if not np.isfinite(arr).all() or np.abs(arr).max() > MAX_ABS:
             raise InvalidInput(
                 f"The '{name}' argument of {who} must be finite with magnitudes <= {MAX_ABS:g}. Fix: clean or rescale it."
             )
-    if bool(jnp.any(w < 0)):
-        raise InvalidInput(f"The 'w' argument of {who} must be non-negative (counts). Got minimum {float(w.min())}.")
+    if (wn < 0).any():
+        raise InvalidInput(f"The 'w' argument of {who} must be non-negative (counts). Got minimum {wn.min()}.")
     if in_hull:
-        lo, hi = support_hull(bound_for(model, tuple(x.shape[1:])).support)
-        used = y[w > 0]
-        if bool(jnp.any((used < lo) | (used > hi))):
+        lo, hi = support_hull(bound_for(model, tuple(xn.shape[1:])).support)
+        used = yn[wn > 0]
+        if ((used < lo) | (used > hi)).any():
             raise InvalidInput(
                 f"The 'y' argument of {who} has rewards outside [{lo:g}, {hi:g}], the range of the model's reward. "
                 "Fix: pass rewards the model can produce."
