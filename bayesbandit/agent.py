@@ -19,6 +19,7 @@ import functools
 import os
 import re
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -103,6 +104,10 @@ class Agent:
         Seed of the agent's PRNG key (same seed, same choices).
     capacity : int, optional
         Initial row-buffer capacity when the policy keeps one (it doubles when full).
+    compile_ahead : bool
+        When a row buffer is half full, compile ``select`` and ``update`` for the doubled buffer
+        in a background thread, so the round in which it grows does not stall on compilation
+        (the doubled shape is new to XLA). Default true.
 
     Examples
     --------
@@ -126,6 +131,7 @@ class Agent:
         d: int | None = None,
         seed: int = 0,
         capacity: int | None = None,
+        compile_ahead: bool = True,
     ) -> None:
         kind = policy_kind(policy)
         if arms is None and d is None:
@@ -154,6 +160,11 @@ class Agent:
         self.num_updates = 0
         self.last_select_info: Any = None
         self._warned: set[str] = set()
+        self._kind = kind
+        self._compile_ahead = bool(compile_ahead)
+        self._ahead: dict[tuple, Future] = {}  # (capacity, argument specs) -> compiled (select, update)
+        self._pool: ThreadPoolExecutor | None = None
+        self._specs: tuple | None = None  # shapes and dtypes of the last (arms, key, action, feedback)
         self.last_update_info: Any = None
 
     # ------------------------------------------------------------------------------ acting
@@ -181,7 +192,8 @@ class Agent:
         else:
             arms_np = check_arms(arms, dim=self.d)
             arms_device = jnp.asarray(arms_np)
-        key, action, info = self._select(self.state, arms_device, self._key)
+        select, _ = self._executables(self.state, arms_device)
+        key, action, info = select(self.state, arms_device, self._key)
         self._key = key
         self._last_arms = arms_np
         self.last_select_info = info
@@ -210,7 +222,9 @@ class Agent:
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, 1) if isinstance(self.policy, Buffered) else self.state
         arms_device = self._arms_device if self._arms is not None else jnp.asarray(arms)
-        new_state, info = self._update(state, arms_device, jnp.asarray(index, jnp.int32), jnp.asarray(value))
+        action_device, value_device = jnp.asarray(index, jnp.int32), jnp.asarray(value)
+        _, update = self._executables(state, arms_device)
+        new_state, info = update(state, arms_device, action_device, value_device)
         if not bool(np.all(np.asarray(info.converged))):
             floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
             if not all(np.isfinite(x).all() for x in floats):
@@ -229,6 +243,47 @@ class Agent:
         self.state = new_state
         self.last_update_info = info
         self.num_updates += 1
+        self._specs = jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), (arms_device, action_device, value_device)
+        )
+        self._schedule_ahead()
+
+    # ------------------------------------------------------------------------------ compiling ahead
+    def _ahead_key(self, state: Any, arms: Any) -> tuple | None:
+        if not isinstance(self.policy, Buffered) or self._kind != "jax":
+            return None
+        capacity = self.policy.capacity(state)
+        return None if capacity is None else (capacity, tuple(arms.shape), str(arms.dtype))
+
+    def _executables(self, state: Any, arms: Any) -> tuple[Any, Any]:
+        """The (select, update) to call: executables compiled ahead for this buffer size, else the jitted ones."""
+        future = self._ahead.get(self._ahead_key(state, arms) or ())
+        return future.result() if future is not None else (self._select, self._update)
+
+    def _schedule_ahead(self) -> None:
+        """Half-full buffer: compile for the doubled one in the background (see ``compile_ahead``)."""
+        if not self._compile_ahead or self._specs is None or not isinstance(self.policy, Buffered):
+            return
+        capacity = self.policy.capacity(self.state)
+        if capacity is None or self._kind != "jax" or 2 * self.policy.filled(self.state) < capacity:
+            return
+        arms, action, feedback = self._specs
+        key = (2 * capacity, tuple(arms.shape), str(arms.dtype))
+        if key in self._ahead:
+            return
+        policy: Any = self.policy
+        fixed_arms, d, key_spec = self._arms, self.d, jax.ShapeDtypeStruct(self._key.shape, self._key.dtype)
+        select, update = self._select, self._update
+
+        def compile_both() -> tuple[Any, Any]:  # runs in the background thread: tracing included
+            template = jax.eval_shape(lambda k: policy.init(fixed_arms, d=d, capacity=2 * capacity, key=k), key_spec)
+            return (
+                select.lower(template, arms, key_spec).compile(),
+                update.lower(template, arms, action, feedback).compile(),
+            )
+
+        self._pool = self._pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="bayesbandit-compile")
+        self._ahead[key] = self._pool.submit(compile_both)
 
     # ------------------------------------------------------------------------------ saving
     def _header(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
 from bayesbandit._typing import Array
 
@@ -91,10 +92,14 @@ class RowHistory(NamedTuple):
         return (self.x * self.w[:, None]).T @ self.x
 
     def grow(self, capacity: int) -> RowHistory:
-        """A copy with a larger capacity (outside jit)."""
+        """A copy with a larger capacity (outside jit; padded on the host, so no XLA compile)."""
         pad = capacity - self.capacity
+
+        def padded(a: Array, width: tuple) -> Array:
+            return jnp.asarray(np.pad(np.asarray(a), width))
+
         return RowHistory(
-            jnp.pad(self.x, ((0, pad), (0, 0))), jnp.pad(self.y, (0, pad)), jnp.pad(self.w, (0, pad)), self.size
+            padded(self.x, ((0, pad), (0, 0))), padded(self.y, ((0, pad),)), padded(self.w, ((0, pad),)), self.size
         )
 
     @property

@@ -156,3 +156,33 @@ def test_bad_files_raise_checkpoint_error(tmp_path):
             bb.Agent.load(tmp_path / name, policy)
     with pytest.raises(CheckpointError, match="no checkpoint"):
         bb.Agent.load(tmp_path / "missing.bb", policy)
+
+
+def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
+    """A contextual full-history agent compiles select and update for its doubled buffer in the
+    background once the buffer is half full: when it grows, no jit compilation happens in the
+    round (the jitted functions' caches do not grow), and the results are those of an agent that
+    compiles on demand."""
+
+    def play_slowly(agent, rounds, rng):
+        actions = []
+        for _ in range(rounds):
+            arms = rng.uniform(-1, 1, (4, 3))
+            actions.append(agent.select(arms))
+            agent.update(actions[-1], float(rng.random() < 0.5))
+            for future in agent._ahead.values():
+                future.result()  # as if rounds came slower than a compile
+        return actions
+
+    ahead = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0)
+    rng = np.random.default_rng(5)
+    ahead_actions = play_slowly(ahead, 1, rng)
+    compiled = (ahead._select._cache_size(), ahead._update._cache_size())
+    ahead_actions += play_slowly(ahead, 19, rng)  # the buffer grows 4 -> 8 -> 16 -> 32
+    assert ahead.state.history.capacity == 32
+    assert (ahead._select._cache_size(), ahead._update._cache_size()) == compiled
+    assert sorted(k[0] for k in ahead._ahead) == [8, 16, 32, 64]
+    bb.agent._jitted.cache_clear()
+    on_demand = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0, compile_ahead=False)
+    assert play_slowly(on_demand, 20, np.random.default_rng(5)) == ahead_actions
+    assert_trees_equal(ahead.state, on_demand.state)

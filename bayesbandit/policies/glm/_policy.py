@@ -193,6 +193,10 @@ class GLMPolicy:
         """Row-buffer capacity, or ``None`` for per-arm statistics."""
         return state.history.capacity if isinstance(state.history, RowHistory) else None
 
+    def filled(self, state: GLMState) -> int:
+        """Rows used in the buffer (0 for per-arm statistics and the online posterior)."""
+        return int(state.history.size) if isinstance(state.history, RowHistory) else 0
+
     def reserve(self, state: GLMState, num_rows: int) -> GLMState:
         """A state with room for ``num_rows`` more rows (doubling the buffer; outside jit)."""
         history = state.history
