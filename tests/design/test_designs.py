@@ -1,0 +1,111 @@
+"""G-optimal designs and their rounding, checked against the theory and an independent solver."""
+
+import hypothesis.strategies as st
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from scipy import optimize
+
+from bayesbandit.design import efficient_rounding, fw_away, g_values, span_basis, wynn
+
+SOLVERS = [wynn, fw_away]
+
+
+def sphere(seed, k, d):
+    x = np.random.default_rng(seed).normal(size=(k, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def adaptive_instance(d, omega=0.1):
+    """Soare et al. (2014): e_1..e_d and (cos w, sin w, 0, ...): the literal FW of the paper stalls here."""
+    return np.vstack([np.eye(d), np.r_[np.cos(omega), np.sin(omega), np.zeros(d - 2)]])
+
+
+def logdet(x, w):
+    return np.linalg.slogdet((x * w[:, None]).T @ x)[1]
+
+
+@pytest.mark.parametrize("solver", SOLVERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("k, d, seed", [(16, 5, 0), (64, 10, 1), (8, 7, None)])
+def test_design_reaches_g_at_most_1_01_d(solver, k, d, seed):
+    x = adaptive_instance(d) if seed is None else sphere(seed, k, d)
+    design = solver(jnp.asarray(x))
+    assert bool(design.converged)
+    assert float(design.g) <= 1.01 * d + 1e-9
+    np.testing.assert_allclose(float(np.sum(design.weights)), 1.0, atol=1e-12)
+    assert np.all(np.asarray(design.weights) >= 0)
+    np.testing.assert_allclose(float(design.g), float(np.max(g_values(jnp.asarray(x), design.weights))))
+
+
+def test_uniform_is_far_from_optimal_where_the_literal_frank_wolfe_stalls():
+    """On the adaptive instance the uniform design has g = K = d + 1; away steps drop the disturbing
+    arm and reach g = d."""
+    x = jnp.asarray(adaptive_instance(7))
+    assert float(jnp.max(g_values(x, jnp.full(8, 1 / 8)))) == pytest.approx(8.0, rel=1e-9)
+    design = fw_away(x, tol=1e-9)
+    assert float(design.g) == pytest.approx(7.0, rel=1e-8)
+    assert float(design.weights[-1]) == 0.0
+
+
+@pytest.mark.parametrize("solver", SOLVERS, ids=lambda f: f.__name__)
+def test_kiefer_wolfowitz_the_g_optimal_design_is_d_optimal(solver):
+    """An independent D-optimal design (SciPy L-BFGS on log det over softmax weights) has the
+    same log det as ours to within the tolerance's bound d log(1 + tol), and g = d itself."""
+    x = sphere(3, 24, 6)
+    d = x.shape[1]
+
+    def negative(z):
+        w = np.exp(z - z.max())
+        return -logdet(x, w / w.sum())
+
+    z = optimize.minimize(negative, np.zeros(len(x)), method="L-BFGS-B", options={"maxiter": 5000, "ftol": 1e-15}).x
+    w_ref = np.exp(z - z.max())
+    w_ref /= w_ref.sum()
+    design = solver(jnp.asarray(x), tol=1e-4)
+    ours = logdet(x, np.asarray(design.weights))
+    ref = logdet(x, w_ref)
+    assert abs(ours - ref) <= d * np.log(1 + 1e-4) + 1e-6
+    assert float(jnp.max(g_values(jnp.asarray(x), jnp.asarray(w_ref)))) == pytest.approx(d, rel=2e-3)
+
+
+def test_designs_vmap_over_instances():
+    xs = jnp.asarray(np.stack([sphere(s, 16, 4) for s in range(5)]))
+    batched = jax.vmap(lambda x: fw_away(x))(xs)
+    for i in range(5):
+        single = fw_away(xs[i])
+        np.testing.assert_allclose(np.asarray(batched.weights[i]), np.asarray(single.weights), atol=1e-12)
+    assert bool(jnp.all(batched.g <= 1.01 * 4))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    weights=st.lists(st.floats(0, 1), min_size=1, max_size=12).filter(lambda w: sum(w) > 1e-3),
+    n=st.integers(0, 500),
+)
+def test_efficient_rounding_spends_the_budget_exactly(weights, n):
+    w = np.asarray(weights) / np.sum(weights)
+    counts = np.asarray(efficient_rounding(w, n))
+    assert counts.sum() == n and np.all(counts >= 0)
+    kept = w >= 1e-6
+    assert np.all(counts[~kept] == 0)
+    # apportionment: no count is further than the support size from its share
+    assert np.all(np.abs(counts[kept] - n * w[kept] / w[kept].sum()) <= kept.sum())
+
+
+def test_rounded_design_keeps_g_near_d():
+    """Rounding a G-optimal design to a budget n >> d keeps n * x^T V(m)^{-1} x near d."""
+    x = jnp.asarray(sphere(5, 32, 8))
+    design = fw_away(x)
+    counts = efficient_rounding(design.weights, 400)
+    assert int(counts.sum()) == 400
+    assert float(jnp.max(g_values(x, counts / 400.0))) <= 1.1 * 8
+
+
+def test_span_basis_keeps_the_geometry():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(10, 3)) @ rng.normal(size=(3, 7))  # rank 3 in R^7
+    z = span_basis(x)
+    assert z.shape == (10, 3)
+    np.testing.assert_allclose(z @ z.T, x @ x.T, atol=1e-9)
