@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from scipy import optimize
 
-from bayesbandit.design import efficient_rounding, fw_away, g_values, span_basis, wynn
+from bayesbandit.design import efficient_rounding, fw_away, fw_literal, g_values, greedy_allocation, span_basis, wynn
 
 SOLVERS = [wynn, fw_away]
 
@@ -109,3 +109,19 @@ def test_span_basis_keeps_the_geometry():
     z = span_basis(x)
     assert z.shape == (10, 3)
     np.testing.assert_allclose(z @ z.T, x @ x.T, atol=1e-9)
+
+
+def test_the_papers_literal_frank_wolfe_stalls_at_the_uniform_design():
+    """Azizi et al. (2022), Alg. 2: on the adaptive instance every e_j ties for the max, no
+    single-vertex step lowers g, and it stops at once with g = K = 8 (the optimum is d = 7); on a
+    sphere instance it stops far above the optimum that away steps reach."""
+    design = fw_literal(jnp.asarray(adaptive_instance(7)))
+    assert int(design.num_iterations) == 0 and float(design.g) == pytest.approx(8.0, rel=1e-9)
+    x = jnp.asarray(sphere(0, 32, 10))
+    assert float(fw_literal(x).g) > 1.2 * float(fw_away(x).g)
+
+
+def test_greedy_allocation_spends_n_pulls_and_spreads_them():
+    counts = np.asarray(greedy_allocation(jnp.asarray(adaptive_instance(7)), 80))
+    assert counts.sum() == 80 and np.all(counts[:7] >= 8)
+    assert float(jnp.max(g_values(jnp.asarray(adaptive_instance(7)), jnp.asarray(counts / 80.0)))) <= 1.2 * 7
