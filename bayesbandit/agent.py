@@ -56,7 +56,12 @@ def _functions(policy: Any, kind: str) -> tuple[Any, Any]:
     try:
         return _jitted(policy)
     except TypeError:  # an unhashable policy (array hyper-parameters): compiled for this agent alone
-        return jax.jit(functools.partial(_select_and_split, policy)), jax.jit(policy.update)
+        return _jitted.__wrapped__(policy)
+
+
+def _ahead_id(capacity: int | None, arms: Any) -> tuple:
+    """Which executables compiled ahead serve a call: the buffer's capacity and the arms' shape and dtype."""
+    return (capacity, tuple(arms.shape), str(arms.dtype))
 
 
 def _describe(value: Any) -> Any:
@@ -105,9 +110,10 @@ class Agent:
     capacity : int, optional
         Initial row-buffer capacity when the policy keeps one (it doubles when full).
     compile_ahead : bool
-        When a row buffer is half full, compile ``select`` and ``update`` for the doubled buffer
-        in a background thread, so the round in which it grows does not stall on compilation
-        (the doubled shape is new to XLA). Default true.
+        When a row buffer is half full, trace ``select`` and ``update`` for the doubled buffer
+        (in the calling thread: NumPyro's handlers are not thread-safe) and compile them with XLA
+        in a background thread, so the round in which the buffer grows does not stall on
+        compilation (the doubled shape is new to XLA). Default true.
 
     Examples
     --------
@@ -164,7 +170,7 @@ class Agent:
         self._compile_ahead = bool(compile_ahead)
         self._ahead: dict[tuple, Future] = {}  # (capacity, argument specs) -> compiled (select, update)
         self._pool: ThreadPoolExecutor | None = None
-        self._specs: tuple | None = None  # shapes and dtypes of the last (arms, key, action, feedback)
+        self._specs: tuple | None = None  # shapes and dtypes of the last update's (arms, action, feedback)
         self.last_update_info: Any = None
 
     # ------------------------------------------------------------------------------ acting
@@ -249,15 +255,11 @@ class Agent:
         self._schedule_ahead()
 
     # ------------------------------------------------------------------------------ compiling ahead
-    def _ahead_key(self, state: Any, arms: Any) -> tuple | None:
-        if not isinstance(self.policy, Buffered) or self._kind != "jax":
-            return None
-        capacity = self.policy.capacity(state)
-        return None if capacity is None else (capacity, tuple(arms.shape), str(arms.dtype))
-
     def _executables(self, state: Any, arms: Any) -> tuple[Any, Any]:
         """The (select, update) to call: executables compiled ahead for this buffer size, else the jitted ones."""
-        future = self._ahead.get(self._ahead_key(state, arms) or ())
+        if not self._ahead:
+            return self._select, self._update
+        future = self._ahead.get(_ahead_id(self.policy.capacity(state), arms))
         return future.result() if future is not None else (self._select, self._update)
 
     def _schedule_ahead(self) -> None:
@@ -268,22 +270,17 @@ class Agent:
         if capacity is None or self._kind != "jax" or 2 * self.policy.filled(self.state) < capacity:
             return
         arms, action, feedback = self._specs
-        key = (2 * capacity, tuple(arms.shape), str(arms.dtype))
+        key = _ahead_id(2 * capacity, arms)
         if key in self._ahead:
             return
-        policy: Any = self.policy
-        fixed_arms, d, key_spec = self._arms, self.d, jax.ShapeDtypeStruct(self._key.shape, self._key.dtype)
-        select, update = self._select, self._update
-
-        def compile_both() -> tuple[Any, Any]:  # runs in the background thread: tracing included
-            template = jax.eval_shape(lambda k: policy.init(fixed_arms, d=d, capacity=2 * capacity, key=k), key_spec)
-            return (
-                select.lower(template, arms, key_spec).compile(),
-                update.lower(template, arms, action, feedback).compile(),
-            )
-
+        # Tracing runs NumPyro handlers, whose stack is global, not per thread: trace and lower here,
+        # and hand only XLA's compilation to the background thread. The doubled state is padded on the
+        # host (no compile); its shapes are those the buffer will have after it grows.
+        grown = self.policy.reserve(self.state, capacity - self.policy.filled(self.state) + 1)
+        key_spec = jax.ShapeDtypeStruct(self._key.shape, self._key.dtype)
+        lowered = (self._select.lower(grown, arms, key_spec), self._update.lower(grown, arms, action, feedback))
         self._pool = self._pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="bayesbandit-compile")
-        self._ahead[key] = self._pool.submit(compile_both)
+        self._ahead[key] = self._pool.submit(lambda: (lowered[0].compile(), lowered[1].compile()))
 
     # ------------------------------------------------------------------------------ saving
     def _header(self) -> dict[str, Any]:
@@ -370,7 +367,8 @@ class Agent:
                 )
         agent = cls(policy, saved_arms, d=d, capacity=meta["capacity"])
         template = agent.state
-        if _layout(template)["treedef"] != meta["state"]["treedef"] or _layout(template)["leaves"] != [
+        layout = _layout(template)
+        if layout["treedef"] != meta["state"]["treedef"] or layout["leaves"] != [
             [list(np.shape(a)), a.dtype.str] for a in arrays
         ]:
             raise CheckpointError(

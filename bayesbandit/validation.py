@@ -22,7 +22,6 @@ import numpy as np
 from bayesbandit.errors import InvalidInput
 
 __all__ = [
-    "is_concrete",
     "check_scalar",
     "check_int",
     "check_choice",
@@ -44,17 +43,6 @@ relative precision 1e-16 leaves the Newton decrement meaningful), and ``x^T thet
 overflow in ``exp`` for any fitted ``theta``. A reward of 1e300 to a Poisson or Gaussian model,
 accepted, would leave inf in the state for good; rescale such data instead.
 """
-
-
-def is_concrete(value: Any) -> bool:
-    """Whether ``value`` is a concrete number (not a JAX tracer or a pytree placeholder)."""
-    if isinstance(value, jax.core.Tracer):
-        return False
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def check_scalar(

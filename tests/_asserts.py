@@ -34,3 +34,8 @@ def assert_unchanged(before, tree):
     assert len(before) == len(after)
     for x, y in zip(before, after, strict=True):
         assert np.array_equal(x, y, equal_nan=True)
+
+
+def all_finite(tree):
+    """Whether every float leaf of a pytree is finite."""
+    return all(np.all(np.isfinite(x)) for x in leaves(tree) if np.issubdtype(x.dtype, np.inexact))

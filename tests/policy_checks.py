@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _asserts import snapshot
 from bayesbandit.models import logistic
 
 import bayesbandit as bb
@@ -125,16 +126,12 @@ def play(agent: bb.Agent, rounds: int, seed: int) -> list:
     return actions
 
 
-def _leaves(tree: Any) -> list[np.ndarray]:
-    return [np.array(x, copy=True) for x in jax.tree.leaves(tree)]
-
-
 def _same_tree(a: Any, b: Any) -> bool:
     if jax.tree.structure(a) != jax.tree.structure(b):
         return False
     return all(
         x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
-        for x, y in zip(_leaves(a), _leaves(b), strict=True)
+        for x, y in zip(snapshot(a), snapshot(b), strict=True)
     )
 
 
@@ -206,7 +203,7 @@ def check_learns(case: Case) -> None:
 
 
 def _rejects(agent: bb.Agent, call: Callable[[bb.Agent], Any], what: str) -> None:
-    before, key = _leaves(agent.state), np.array(jax.random.key_data(agent._key), copy=True)
+    before, key = snapshot(agent.state), np.array(jax.random.key_data(agent._key), copy=True)
     try:
         call(agent)
     except InvalidInput:
@@ -215,7 +212,7 @@ def _rejects(agent: bb.Agent, call: Callable[[bb.Agent], Any], what: str) -> Non
         raise AssertionError(f"{type(agent.policy).__name__}: {what} raised {exc!r}, not InvalidInput") from exc
     else:
         raise AssertionError(f"{type(agent.policy).__name__}: {what} was accepted")
-    after = _leaves(agent.state)
+    after = snapshot(agent.state)
     assert len(before) == len(after) and all(
         np.array_equal(x, y, equal_nan=True) for x, y in zip(before, after, strict=True)
     ), f"{type(agent.policy).__name__}: {what} changed the state"

@@ -13,7 +13,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
-from _asserts import assert_unchanged, snapshot
+from _asserts import all_finite, assert_unchanged, snapshot
 from bayesbandit.models import linear_gaussian, logistic, poisson
 
 import bayesbandit as bb
@@ -30,12 +30,6 @@ def noise_model(x, y=None):
         numpyro.sample("y", dist.Normal(x @ theta, sigma), obs=y)
 
 
-def _finite(tree):
-    return all(
-        np.all(np.isfinite(np.asarray(x))) for x in jax.tree.leaves(tree) if jnp.issubdtype(x.dtype, jnp.inexact)
-    )
-
-
 def test_equal_rewards_do_not_leave_the_agent_stuck():
     """Equal rewards: the noise scale's MAP runs to 0 (its log to about -700, and the Hessian's
     factor to NaN). The agent keeps its last good fit, says so once in plain words naming the
@@ -45,7 +39,7 @@ def test_equal_rewards_do_not_leave_the_agent_stuck():
         warnings.simplefilter("always")
         for _ in range(3):
             agent.update(0, 0.0)
-    assert _finite(agent.state)
+    assert all_finite(agent.state)
     messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len(messages) == 1 and "'sigma'" in messages[0] and "keeps its last good fit" in messages[0]
     rng = np.random.default_rng(1)
@@ -55,7 +49,7 @@ def test_equal_rewards_do_not_leave_the_agent_stuck():
         for _ in range(60):
             arm = agent.select()
             agent.update(arm, float(ARMS[arm] @ theta + 0.3 * rng.normal()))
-    assert _finite(agent.state) and bool(agent.last_update_info.converged)
+    assert all_finite(agent.state) and bool(agent.last_update_info.converged)
     sigma = float(np.exp(agent.state.fit.theta[0]))  # sites in sorted order: sigma, theta
     assert 0.1 < sigma < 1.0
 
@@ -132,7 +126,7 @@ def test_a_program_without_a_joint_mode_is_refused_early_with_the_remedy():
         bb.simulate(bb.GLMFPL(centred), bb.envs.LogisticBandit(K=5, d=3), horizon=5)
     agent = bb.Agent(bb.GLMTSL(non_centred), arms=ARMS)
     agent.update(agent.select(), 1.0)
-    assert _finite(agent.state)
+    assert all_finite(agent.state)
 
 
 @pytest.mark.parametrize(

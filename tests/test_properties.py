@@ -25,11 +25,11 @@ from collections import Counter
 
 import hypothesis.strategies as st
 import jax
-import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
+from _asserts import all_finite, snapshot
 from bayesbandit.models import linear_gaussian, logistic, poisson, probit
 from hypothesis import HealthCheck, given, settings
 
@@ -113,15 +113,7 @@ def _arms(data):
 
 
 def _leaves(agent):
-    return [np.array(x, copy=True) for x in jax.tree.leaves(agent.state)] + [
-        np.array(jax.random.key_data(agent._key), copy=True)
-    ]
-
-
-def _finite(agent):
-    return all(
-        np.all(np.isfinite(np.asarray(x))) for x in jax.tree.leaves(agent.state) if jnp.issubdtype(x.dtype, jnp.inexact)
-    )
+    return snapshot(agent.state) + [np.array(jax.random.key_data(agent._key), copy=True)]
 
 
 def _call(agent, fn, label):
@@ -137,7 +129,7 @@ def _call(agent, fn, label):
         return "refused"
     except Exception as exc:  # anything else escaping is a failure of the property
         raise AssertionError(f"{label}: {type(exc).__name__} escaped: {exc}") from exc
-    assert _finite(agent), f"{label}: absorbed, but left a non-finite state"
+    assert all_finite(agent.state), f"{label}: absorbed, but left a non-finite state"
     return "absorbed"
 
 

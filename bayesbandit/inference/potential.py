@@ -126,10 +126,12 @@ class BoundModel:
         """Two support points ``(y0, y1)`` used by the affine interpolation."""
         return self._structure.y_ref
 
-    @property
-    def site_sizes(self) -> dict[str, int]:
-        """Length of each latent site's block in the flat unconstrained ``theta``."""
-        return {s.name: s.size for s in self._structure.latents}
+    def site_slices(self) -> dict[str, slice]:
+        """Each latent site's block of the flat unconstrained ``theta``, in flattening order."""
+        stops = np.cumsum([s.size for s in self._structure.latents])
+        return {
+            s.name: slice(int(stop - s.size), int(stop)) for s, stop in zip(self._structure.latents, stops, strict=True)
+        }
 
     def constrained_mask(self) -> np.ndarray:
         """Which coordinates of the flat ``theta`` belong to constrained sites, bool shape ``(p,)``.

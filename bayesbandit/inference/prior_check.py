@@ -58,8 +58,7 @@ def check_prior_mode(bound: BoundModel, owner: str) -> None:
     moved = np.abs(end - start) * bound.constrained_mask()
     if not np.isfinite(end).all() or moved.max(initial=0.0) > _DRIFT:
         index = int(np.nanargmax(np.where(np.isfinite(moved), moved, np.inf)))
-        offsets = np.cumsum([0] + [bound.site_sizes[n] for n in bound.site_names])
-        site = bound.site_names[int(np.searchsorted(offsets, index, side="right")) - 1]
+        site = next(name for name, block in bound.site_slices().items() if block.start <= index < block.stop)
         raise ModelSpecError(
             f"{owner} follows the mode of the posterior, and this program has none: with no data at all its log "
             f"density grows without bound as site '{site}' goes to the edge of its range (a Newton solve from the "

@@ -52,13 +52,6 @@ def _online_potential(bound: BoundModel, previous: Any, x: Array, y: Array) -> A
     return fn
 
 
-def _offsets(bound: BoundModel) -> list[tuple[int, int]]:
-    """``(start, stop)`` of each latent site in the flat ``theta`` (sites in sorted order)."""
-    sizes = [bound.site_sizes[name] for name in bound.site_names]
-    stops = np.cumsum(sizes)
-    return [(int(stop - size), int(stop)) for size, stop in zip(sizes, stops, strict=True)]
-
-
 class GLMState(NamedTuple):
     """State of a GLM policy."""
 
@@ -170,8 +163,8 @@ class GLMPolicy:
             mask = bound.constrained_mask()
             bad = [
                 name
-                for name, (lo, hi) in zip(bound.site_names, _offsets(bound), strict=True)
-                if not np.all(np.isfinite(theta[lo:hi])) or np.any(mask[lo:hi] & (np.abs(theta[lo:hi]) > EDGE))
+                for name, block in bound.site_slices().items()
+                if not np.all(np.isfinite(theta[block])) or np.any(mask[block] & (np.abs(theta[block]) > EDGE))
             ]
             where = ", ".join(f"'{n}' (unconstrained value {np.asarray(values[n]).ravel()[:3]})" for n in bad)
             return (
