@@ -20,6 +20,11 @@ __all__ = ["EXPERIMENTS", "load_experiment"]
 EXPERIMENTS: dict[str, str] = {
     "glm-logistic": "bayesbandit.experiments.glm_logistic",
     "diagnostics-logistic": "bayesbandit.experiments.diagnostics_logistic",
+    "bai-adaptive": "bayesbandit.experiments.bai_adaptive",
+    "bai-static": "bayesbandit.experiments.bai_static",
+    "bai-random": "bayesbandit.experiments.bai_random",
+    "bai-logistic": "bayesbandit.experiments.bai_logistic",
+    "bai-automobile": "bayesbandit.experiments.bai_automobile",
 }
 
 

@@ -5,14 +5,14 @@ module                 job
 =====================  ==============================================================
 ``g_optimal``          :func:`wynn` (Fedorov-Wynn / Khachiyan), :func:`fw_away` (Frank-Wolfe
                        with Wolfe-Atwood away steps), on the smooth D-criterion
-``rounding``           :func:`efficient_rounding` (exact budget), :func:`span_basis`
+``rounding``           :func:`efficient_rounding` (exact budget), :func:`project` (onto the span)
 ``baselines``          :func:`fw_literal` (the paper's Alg. 2, which stalls), :func:`greedy_allocation`
 =====================  ==============================================================
 """
 
 from bayesbandit.design.baselines import fw_literal, greedy_allocation
-from bayesbandit.design.g_optimal import Design, fw_away, g_values, wynn
-from bayesbandit.design.rounding import efficient_rounding, span_basis
+from bayesbandit.design.g_optimal import Design, effective_dim, fw_away, g_values, null_columns, wynn
+from bayesbandit.design.rounding import Projection, efficient_rounding, project
 
 __all__ = [
     "Design",
@@ -20,7 +20,10 @@ __all__ = [
     "fw_away",
     "g_values",
     "efficient_rounding",
-    "span_basis",
+    "project",
+    "Projection",
+    "null_columns",
+    "effective_dim",
     "fw_literal",
     "greedy_allocation",
 ]

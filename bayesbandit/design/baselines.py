@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._typing import Array, ArrayLike
-from bayesbandit.design.g_optimal import Design, g_values
+from bayesbandit.design.g_optimal import Design, effective_dim, g_values, null_columns
 
 __all__ = ["fw_literal", "greedy_allocation"]
 
@@ -43,7 +43,8 @@ def fw_literal(x: ArrayLike, *, max_iter: int = 100, tol: float = 1e-6) -> Desig
         ``converged`` is true when ``g <= 1.01 d`` (it rarely is).
     """
     x = jnp.asarray(x, dtype=float)
-    k, d = x.shape
+    k = x.shape[0]
+    d = effective_dim(x)
 
     def g_max(w: Array) -> Array:
         return jnp.max(g_values(x, w))
@@ -54,7 +55,7 @@ def fw_literal(x: ArrayLike, *, max_iter: int = 100, tol: float = 1e-6) -> Desig
 
     def body(c: tuple) -> tuple:
         i, w, g, _ = c
-        v = (x * w[:, None]).T @ x
+        v = (x * w[:, None]).T @ x + jnp.diag(null_columns(x))
         x_max = x[jnp.argmax(g_values(x, w))]
         grad = -((x @ jnp.linalg.solve(v, x_max)) ** 2)
         vertex = jax.nn.one_hot(jnp.argmin(grad), k, dtype=x.dtype)

@@ -19,7 +19,10 @@ here work on the smooth D-criterion instead:
 
 Both stop when ``g <= (1 + tol) d``; ``tol = 0.01`` gives the ``1.01 d`` the GSE analysis needs. They
 are pure JAX (``lax.while_loop``), so designs for many replications ``vmap``. The arms must span
-``R^d``; project them onto their span first (:func:`bayesbandit.design.span_basis`).
+``R^d``; project them onto their span first (:func:`bayesbandit.design.project`). Columns that
+are exactly zero for every arm are left out of the problem (``d`` counts the others), so
+coordinates padded to a fixed width, as :func:`bayesbandit.design.project` returns them, work
+under ``jit`` and ``vmap`` with a rank that is only known at run time.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from bayesbandit._typing import Array
+from bayesbandit.errors import InvalidInput
 
-__all__ = ["Design", "wynn", "fw_away", "g_values"]
+__all__ = ["Design", "wynn", "fw_away", "g_values", "null_columns", "effective_dim"]
 
 
 class Design(NamedTuple):
@@ -47,14 +52,24 @@ def g_values(x: Array, weights: Array, ridge: float = 1e-12) -> Array:
     """``x_i^T V(pi)^{-1} x_i`` for every arm, shape (K,), with ``V(pi) = sum_i pi_i x_i x_i^T``.
 
     ``ridge`` (relative to the trace) keeps the factorisation finite for designs whose support does
-    not span ``R^d`` (their ``g`` is then huge, as it should be).
+    not span ``R^d`` (their ``g`` is then huge, as it should be). All-zero columns are ignored.
     """
     d = x.shape[1]
     v = (x * weights[:, None]).T @ x
-    v = v + ridge * (jnp.trace(v) / d + 1e-300) * jnp.eye(d, dtype=x.dtype)
+    v = v + ridge * (jnp.trace(v) / d + 1e-300) * jnp.eye(d, dtype=x.dtype) + jnp.diag(null_columns(x))
     chol = jnp.linalg.cholesky(v)
     half = jax.scipy.linalg.solve_triangular(chol, x.T, lower=True)
     return jnp.sum(half**2, axis=0)
+
+
+def null_columns(x: Array) -> Array:
+    """1.0 for each column of ``x`` that is zero for every arm (padding), else 0.0; shape (d,)."""
+    return jnp.all(x == 0, axis=0).astype(x.dtype)
+
+
+def effective_dim(x: Array) -> Array:
+    """The number of columns of ``x`` that are not all zero (the design's ``d``)."""
+    return x.shape[1] - jnp.sum(null_columns(x))
 
 
 class _State(NamedTuple):
@@ -64,7 +79,8 @@ class _State(NamedTuple):
 
 
 def _solve(x: Array, tol: float, max_iter: int, away: bool) -> Design:
-    k, d = x.shape
+    k = x.shape[0]
+    d = effective_dim(x)
     weights0 = jnp.full((k,), 1.0 / k, dtype=x.dtype)
 
     def cond(s: _State) -> Array:
@@ -99,6 +115,23 @@ def _solve(x: Array, tol: float, max_iter: int, away: bool) -> Design:
     return Design(s.weights, s.g, s.i, s.g <= (1.0 + tol) * d)
 
 
+def _check_spans(owner: str, x: Array) -> None:
+    """On concrete arms: the non-padding columns are spanned (else no design makes ``V`` invertible)."""
+    if isinstance(x, jax.core.Tracer):
+        return
+    arms = np.asarray(x)
+    if not np.all(np.isfinite(arms)):
+        raise InvalidInput(f"{owner}: the arms 'x' must be finite. Got NaN or inf features. Drop or impute them first.")
+    used = ~np.all(arms == 0, axis=0)
+    rank = np.linalg.matrix_rank(arms[:, used]) if used.any() else 0
+    if rank < used.sum():
+        raise InvalidInput(
+            f"{owner}: the arms 'x' must span R^d (d = {int(used.sum())} non-zero columns), or no design "
+            f"makes V(pi) invertible. Got rank {rank}. Project them onto their span first: "
+            "bayesbandit.design.project(x).coords."
+        )
+
+
 def wynn(x: Array, *, tol: float = 0.01, max_iter: int = 100_000) -> Design:
     """G-optimal design by Fedorov-Wynn / Khachiyan steps on the D-criterion.
 
@@ -126,7 +159,9 @@ def wynn(x: Array, *, tol: float = 0.01, max_iter: int = 100_000) -> Design:
     >>> [round(float(w), 3) for w in design.weights], round(float(design.g), 3)
     ([0.333, 0.333, 0.333], 3.0)
     """
-    return _solve(jnp.asarray(x, dtype=float), tol, max_iter, away=False)
+    x = jnp.asarray(x, dtype=float)
+    _check_spans("wynn", x)
+    return _solve(x, tol, max_iter, away=False)
 
 
 def fw_away(x: Array, *, tol: float = 0.01, max_iter: int = 100_000) -> Design:
@@ -153,4 +188,6 @@ def fw_away(x: Array, *, tol: float = 0.01, max_iter: int = 100_000) -> Design:
     -------
     Design
     """
-    return _solve(jnp.asarray(x, dtype=float), tol, max_iter, away=True)
+    x = jnp.asarray(x, dtype=float)
+    _check_spans("fw_away", x)
+    return _solve(x, tol, max_iter, away=True)

@@ -15,11 +15,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from bayesbandit._typing import Array, ArrayLike
 
-__all__ = ["efficient_rounding", "span_basis"]
+__all__ = ["efficient_rounding", "project", "Projection"]
 
 
 class _State(NamedTuple):
@@ -72,27 +71,41 @@ def efficient_rounding(weights: ArrayLike, n: ArrayLike, *, trim: float = 1e-6) 
     def body(s: _State) -> _State:
         short = jnp.sum(s.counts) < n
         up = jnp.argmin(jnp.where(support, s.counts / safe_w, jnp.inf))
-        down = jnp.argmax(jnp.where(support & (s.counts >= 1), (s.counts - 1.0) / safe_w, -jnp.inf))
+        # ties: an increment goes to the earliest arm, a decrement to the latest one
+        down_scores = jnp.where(support & (s.counts >= 1), (s.counts - 1.0) / safe_w, -jnp.inf)
+        down = w.shape[0] - 1 - jnp.argmax(down_scores[::-1])
         step = jnp.where(short, jax.nn.one_hot(up, w.shape[0]), -jax.nn.one_hot(down, w.shape[0]))
         return _State(s.counts + step.astype(w.dtype))
 
     return jax.lax.while_loop(cond, body, _State(counts)).counts.astype(jnp.int32)
 
 
-def span_basis(x: ArrayLike, *, rtol: float = 1e-10) -> np.ndarray:
-    """Coordinates of the arms in an orthonormal basis of their span, shape ``(K, r)`` (on the host).
+class Projection(NamedTuple):
+    """Arms in coordinates of an orthonormal basis of their span."""
 
-    ``r`` is the numerical rank: singular values below ``rtol`` times the largest are dropped.
-    Inner products between arms, hence every design criterion, are unchanged.
+    coords: Array  # (K, r_max) coordinates; columns past the rank are exactly zero
+    basis: Array  # (d, r_max) orthonormal basis (zero columns past the rank): x ~ coords @ basis.T
+    rank: Array  # () int32 numerical rank
+
+
+def project(x: ArrayLike, *, rtol: float = 1e-10) -> Projection:
+    """Project arms onto their span (Azizi et al. 2022, Alg. 1 line 2), padded to a fixed width.
+
+    With the SVD ``X = U S V^T`` and ``r = #{s_j > rtol * s_max}``, the coordinates are
+    ``Z = X V_{:, :r}`` (``|A| x r``). Inner products between arms, hence every design criterion
+    and every least-squares ranking, are unchanged. ``Z`` is returned padded with zero columns to
+    ``min(K, d)`` so the shape is static under ``jit``; the design solvers ignore all-zero columns
+    (:func:`bayesbandit.design.effective_dim`).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from bayesbandit.design import span_basis
-    >>> span_basis(np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [0.0, 0.0, 1.0]])).shape
-    (3, 2)
+    >>>     >>> from bayesbandit.design import project
+    >>> p = project(np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [0.0, 0.0, 1.0]]))
+    >>> p.coords.shape, int(p.rank)
+    ((3, 3), 2)
     """
-    x = np.asarray(x, dtype=np.float64)
-    u, s, _ = np.linalg.svd(x, full_matrices=False)
-    rank = int(np.sum(s > rtol * (s[0] if s.size else 0.0)))
-    return u[:, :rank] * s[:rank]
+    x = jnp.asarray(x, dtype=float)
+    _, s, vt = jnp.linalg.svd(x, full_matrices=False)
+    keep = s > rtol * s[0]
+    basis = vt.T * keep[None, :]
+    return Projection(x @ basis, basis, jnp.sum(keep).astype(jnp.int32))

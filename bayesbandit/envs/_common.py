@@ -74,5 +74,7 @@ def check_sizes(name: str, K: int, d: int) -> None:
 
 def describe(env: Any) -> str:
     """One-line description of an environment (its class and settings), for result attributes."""
-    fields = ", ".join(f"{f.name}={getattr(env, f.name)!r}" for f in dataclasses.fields(env))
+    if not dataclasses.is_dataclass(env):
+        return type(env).__name__
+    fields = ", ".join(f"{f.name}={getattr(env, f.name)!r}" for f in dataclasses.fields(env) if f.repr)
     return f"{type(env).__name__}({fields})"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from scipy import optimize
 
-from bayesbandit.design import efficient_rounding, fw_away, fw_literal, g_values, greedy_allocation, span_basis, wynn
+from bayesbandit.design import efficient_rounding, fw_away, fw_literal, g_values, greedy_allocation, project, wynn
 
 SOLVERS = [wynn, fw_away]
 
@@ -103,12 +103,18 @@ def test_rounded_design_keeps_g_near_d():
     assert float(jnp.max(g_values(x, counts / 400.0))) <= 1.1 * 8
 
 
-def test_span_basis_keeps_the_geometry():
+def test_projection_keeps_the_geometry_and_the_design_sees_its_rank():
     rng = np.random.default_rng(6)
     x = rng.normal(size=(10, 3)) @ rng.normal(size=(3, 7))  # rank 3 in R^7
-    z = span_basis(x)
-    assert z.shape == (10, 3)
-    np.testing.assert_allclose(z @ z.T, x @ x.T, atol=1e-9)
+    p = project(x)
+    assert p.coords.shape == (10, 7) and int(p.rank) == 3
+    assert np.all(np.asarray(p.coords)[:, 3:] == 0)
+    np.testing.assert_allclose(p.coords @ p.coords.T, x @ x.T, atol=1e-9)
+    np.testing.assert_allclose(p.coords @ p.basis.T, x, atol=1e-9)
+    for solver in SOLVERS:
+        design = solver(p.coords)
+        assert bool(design.converged) and float(design.g) <= 1.01 * 3 + 1e-9
+    assert float(fw_literal(p.coords).g) < 11.0  # finite: the padding is not a direction to cover
 
 
 def test_the_papers_literal_frank_wolfe_stalls_at_the_uniform_design():
@@ -125,3 +131,26 @@ def test_greedy_allocation_spends_n_pulls_and_spreads_them():
     counts = np.asarray(greedy_allocation(jnp.asarray(adaptive_instance(7)), 80))
     assert counts.sum() == 80 and np.all(counts[:7] >= 8)
     assert float(jnp.max(g_values(jnp.asarray(adaptive_instance(7)), jnp.asarray(counts / 80.0)))) <= 1.2 * 7
+
+
+def test_designs_refuse_arms_that_do_not_span_their_space():
+    from bayesbandit.errors import InvalidInput
+
+    x = np.random.default_rng(0).normal(size=(6, 2)) @ np.random.default_rng(1).normal(size=(2, 4))
+    for solver in SOLVERS:
+        with pytest.raises(InvalidInput, match="span R\\^d.*rank 2.*project"):
+            solver(jnp.asarray(x))
+        with pytest.raises(InvalidInput, match="finite"):
+            solver(jnp.asarray(np.where(np.eye(6, 4) > 0, np.nan, 1.0)))
+        assert bool(solver(project(x).coords).converged)
+
+
+@pytest.mark.parametrize("k", [16, 32, 64])
+def test_design_on_the_unit_sphere_and_the_uniform_design_on_the_basis(k):
+    """The issue's acceptance: g/d <= 1.01 on random sphere arms (d = 10) and uniform on e_1..e_d."""
+    x = jnp.asarray(sphere(k, k, 10))
+    for solver in SOLVERS:
+        assert float(solver(x).g) <= 1.01 * 10 + 1e-9
+        basis = solver(jnp.eye(10))
+        np.testing.assert_allclose(np.asarray(basis.weights), 0.1, atol=1e-12)
+        assert int(basis.num_iterations) == 0

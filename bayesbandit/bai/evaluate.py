@@ -1,0 +1,212 @@
+"""Paired evaluation of best-arm-identification algorithms on common random numbers.
+
+Replication ``r`` of :func:`evaluate` gives every algorithm
+
+* the same instance: ``env.reset(split(fold_in(k, 0), R)[r])``;
+* the same rewards: the stack of rewards keyed by ``split(fold_in(k, 1), R)[r]``
+  (:mod:`bayesbandit.bai._protocol`), so the ``j``-th pull of an arm returns the same value
+  whichever algorithm pulls it;
+* the same tie-breaking stream.
+
+Differences between algorithms are therefore paired: the standard error of a difference of
+accuracies is that of the per-replication difference, ``sd(c_a - c_b) / sqrt(R)``, often far
+smaller than the two binomial errors combined.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import numpy as np
+import xarray as xr
+
+from bayesbandit._typing import Array
+from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_instance, is_correct
+from bayesbandit.bai.instances import check_env
+from bayesbandit.envs._common import Instance, describe
+from bayesbandit.errors import InvalidInput
+from bayesbandit.validation import check_int
+
+__all__ = ["evaluate", "replication_keys", "summarize"]
+
+
+def replication_keys(seed: int, replications: int) -> tuple[Array, Array]:
+    """(instance keys, run keys), each of shape ``(replications, key)``: the pairing of :func:`evaluate`."""
+    base = jax.random.key(seed)
+    return (
+        jax.random.split(jax.random.fold_in(base, 0), replications),
+        jax.random.split(jax.random.fold_in(base, 1), replications),
+    )
+
+
+def _check_algorithms(algorithms: Any) -> dict[str, BAIAlgorithm]:
+    if not isinstance(algorithms, Mapping) or not algorithms:
+        raise InvalidInput(
+            "evaluate: the 'algorithms' argument must be a non-empty mapping from names to algorithms, "
+            f"e.g. {{'GSE': GSE()}}. Got {type(algorithms).__name__} instead."
+        )
+    for name, algorithm in algorithms.items():
+        if not callable(getattr(algorithm, "identify", None)):
+            raise InvalidInput(
+                f"evaluate: algorithm {name!r} must have an identify(env, instance, budget, key) method. "
+                f"Got {type(algorithm).__name__}."
+            )
+    return {str(k): v for k, v in algorithms.items()}
+
+
+def _runner(algorithm: BAIAlgorithm, env: BAIEnv, budget: int) -> Any:
+    def one(instance: Instance, key: Array) -> tuple[Array, Array, Array]:
+        arm, info = algorithm.identify(env, instance, budget, key)
+        return arm, is_correct(instance, arm), info.pulls
+
+    return jax.jit(jax.vmap(one))
+
+
+def _batches(tree: Any, size: int, batch: int) -> list[tuple[Any, int]]:
+    """Slices of the leading axis, the last padded (by repeating row 0) to ``batch`` rows."""
+    out = []
+    for start in range(0, size, batch):
+        stop = min(start + batch, size)
+        idx = np.r_[np.arange(start, stop), np.zeros(batch - (stop - start), int)]
+        out.append((jax.tree.map(lambda a, i=idx: a[i], tree), stop - start))
+    return out
+
+
+def evaluate(
+    algorithms: Mapping[str, BAIAlgorithm],
+    env: BAIEnv,
+    budget: int,
+    replications: int = 1000,
+    seed: int = 0,
+    *,
+    batch_size: int = 250,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Paired replications of BAI algorithms on one environment and budget.
+
+    Parameters
+    ----------
+    algorithms : mapping of name -> algorithm
+        Each has ``identify(env, instance, budget, key)``.
+    env : BAI environment
+        e.g. :class:`bayesbandit.bai.AdaptiveInstance`.
+    budget : int
+        Total pulls ``B``.
+    replications : int
+        Paired replications ``R``.
+    seed : int
+    batch_size : int
+        Replications vmapped at once (memory).
+    progress : bool
+        Show a progress bar per algorithm.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per (algorithm, replication): ``correct``, ``arm``, ``pulls``. Per algorithm:
+        ``accuracy`` and its binomial standard error ``accuracy_se``, ``mean_pulls``,
+        ``max_pulls``, ``seconds`` (run time, compilation excluded) and ``compile_seconds``. Per
+        pair (algorithm, versus): ``difference`` (accuracy of ``algorithm`` minus that of ``versus``
+        over the same replications) and its paired standard error ``difference_se``.
+    """
+    check_env("evaluate", env)
+    named = _check_algorithms(algorithms)
+    replications = check_int("evaluate", "replications", replications, low=2)
+    batch_size = check_int("evaluate", "batch_size", batch_size, low=1)
+    if isinstance(budget, bool) or not isinstance(budget, int | np.integer):
+        raise InvalidInput(f"evaluate: the 'budget' argument must be an int. Got {budget!r}.")
+    budget = int(budget)
+    batch = min(batch_size, replications)
+    instance_keys, run_keys = replication_keys(seed, replications)
+    instances = jax.jit(jax.vmap(env.reset))(instance_keys)
+    check_instance("evaluate", instances)
+    columns: dict[str, dict[str, np.ndarray]] = {}
+    timing: dict[str, tuple[float, float]] = {}
+    chunks = _batches((instances, run_keys), replications, batch)
+    for name, algorithm in named.items():
+        runner = _runner(algorithm, env, budget)
+        t0 = time.perf_counter()
+        compiled = runner.lower(*chunks[0][0]).compile()  # identify checks the budget while tracing
+        compile_seconds = time.perf_counter() - t0
+        parts: list[tuple[np.ndarray, ...]] = []
+        bar = _progress(progress, len(chunks), name)
+        t0 = time.perf_counter()
+        for (inst, keys), valid in chunks:
+            arm, correct, pulls = jax.block_until_ready(compiled(inst, keys))
+            parts.append((np.asarray(arm)[:valid], np.asarray(correct)[:valid], np.asarray(pulls)[:valid]))
+            bar.update(1)
+        bar.close()
+        timing[name] = (time.perf_counter() - t0, compile_seconds)
+        arm, correct, pulls = (np.concatenate(p) for p in zip(*parts))
+        columns[name] = {"arm": arm, "correct": correct, "pulls": pulls}
+    return _dataset(columns, timing, env, budget, replications, seed)
+
+
+def _progress(enabled: bool, total: int, name: str) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=name, unit="batch", disable=not enabled, leave=False)
+
+
+def summarize(
+    names: list[str],
+    correct: np.ndarray,
+    arm: np.ndarray,
+    pulls: np.ndarray,
+    seconds: np.ndarray,
+    compile_seconds: np.ndarray,
+    attrs: dict[str, Any],
+) -> xr.Dataset:
+    """The dataset of :func:`evaluate` from per-(algorithm, replication) arrays of paired runs."""
+    replications = correct.shape[1]
+    c = correct.astype(float)
+    accuracy = c.mean(axis=1)
+    diff = c[:, None, :] - c[None, :, :]
+    return xr.Dataset(
+        {
+            "correct": (("algorithm", "replication"), correct.astype(bool)),
+            "arm": (("algorithm", "replication"), arm),
+            "pulls": (("algorithm", "replication"), pulls),
+            "accuracy": ("algorithm", accuracy),
+            "accuracy_se": ("algorithm", np.sqrt(accuracy * (1 - accuracy) / replications)),
+            "mean_pulls": ("algorithm", pulls.mean(axis=1)),
+            "max_pulls": ("algorithm", pulls.max(axis=1)),
+            "seconds": ("algorithm", seconds),
+            "compile_seconds": ("algorithm", compile_seconds),
+            "difference": (("algorithm", "versus"), diff.mean(axis=2)),
+            "difference_se": (("algorithm", "versus"), diff.std(axis=2, ddof=1) / np.sqrt(replications)),
+        },
+        coords={"algorithm": names, "versus": names, "replication": np.arange(replications)},
+        attrs=attrs,
+    )
+
+
+def _dataset(
+    columns: dict[str, dict[str, np.ndarray]],
+    timing: dict[str, tuple[float, float]],
+    env: BAIEnv,
+    budget: int,
+    replications: int,
+    seed: int,
+) -> xr.Dataset:
+    names = list(columns)
+    attrs = {
+        "env": describe(env),
+        "budget": budget,
+        "replications": replications,
+        "seed": seed,
+        "correct": "mu_arm >= max_i mu_i (every best arm counts)",
+        "devices": str(jax.devices()),
+    }
+    return summarize(
+        names,
+        np.stack([columns[n]["correct"] for n in names]),
+        np.stack([columns[n]["arm"] for n in names]),
+        np.stack([columns[n]["pulls"] for n in names]),
+        np.array([timing[n][0] for n in names]),
+        np.array([timing[n][1] for n in names]),
+        attrs,
+    )

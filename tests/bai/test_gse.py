@@ -1,0 +1,171 @@
+"""GSE and Sequential Halving: exact budgets, the identities the paper states, GLM programs, bad input."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from bayesbandit.models import logistic, poisson, probit
+
+from bayesbandit.bai import (
+    GSE,
+    AdaptiveInstance,
+    GLMInstance,
+    SequentialHalving,
+    SphereInstance,
+    StaticInstance,
+    is_correct,
+)
+from bayesbandit.bai._protocol import stack_rewards
+from bayesbandit.bai._stages import halving_sizes, num_stages, stage_budgets
+from bayesbandit.envs._common import Instance
+from bayesbandit.errors import InvalidInput
+
+ALLOCATIONS = ["g-optimal", "wynn", "greedy", "uniform", "fw-literal"]
+
+
+def run_many(algorithm, env, budget, reps, seed=0, fixed=None):
+    """Paired replications: (arms, correct, infos)."""
+
+    def one(key):
+        k_inst, k_run = jax.random.split(key)
+        instance = env.reset(k_inst) if fixed is None else fixed
+        arm, info = algorithm.identify(env, instance, budget, k_run)
+        return arm, is_correct(instance, arm), info
+
+    return jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(seed), reps))
+
+
+@pytest.mark.parametrize(
+    "num_arms, eta, expected", [(8, 2, 3), (9, 2, 4), (125, 5, 3), (15625, 5, 6), (2, 2, 1), (3, 3, 1)]
+)
+def test_stage_count_is_exact_for_powers_of_eta(num_arms, eta, expected):
+    """An integer loop: float logs give 4 stages for K = 125, eta = 5."""
+    assert num_stages(num_arms, eta) == expected
+    sizes = halving_sizes(num_arms, eta)
+    assert len(sizes) == expected and sizes[0] == num_arms
+    assert -(-sizes[-1] // eta) == 1  # one arm survives the last stage, and not earlier
+    assert all(b == -(-a // eta) for a, b in zip(sizes, sizes[1:]))
+
+
+def test_stage_budgets_spread_or_drop_the_leftover():
+    assert stage_budgets(83, 3, "spread") == (27, 28, 28) and sum(stage_budgets(83, 3, "spread")) == 83
+    assert stage_budgets(83, 3, "drop") == (27, 27, 27)
+
+
+@pytest.mark.parametrize("allocation", ALLOCATIONS)
+def test_every_gse_run_spends_exactly_the_budget(allocation):
+    """K = 11 (not a power of 2), a budget not divisible by the 4 stages, random sphere instances."""
+    env = SphereInstance(K=11, d=5)
+    _, _, info = run_many(GSE(allocation), env, 101, 16)
+    assert np.all(np.asarray(info.pulls) == 101)
+    assert np.all(np.asarray(info.counts).sum(axis=1) == 101)
+    survivors = np.asarray(info.survivors).sum(axis=2)
+    assert np.all(survivors == np.array(halving_sizes(11, 2)))
+
+
+def test_sequential_halving_spends_exactly_the_budget_and_drop_spends_s_floor():
+    env = StaticInstance(K=13, gap=0.5)
+    inst = env.reset(jax.random.key(0))
+    _, _, info = run_many(SequentialHalving(), env, 97, 8, fixed=inst)
+    assert np.all(np.asarray(info.pulls) == 97)
+    _, _, info = run_many(GSE("uniform", leftover="drop"), env, 97, 8, fixed=inst)
+    assert np.all(np.asarray(info.pulls) == 4 * (97 // 4))
+
+
+@pytest.mark.parametrize("allocation", ALLOCATIONS)
+def test_on_the_static_instance_every_gse_design_is_sequential_halving(allocation):
+    """One-hot arms: the G-optimal design is uniform, OLS gives the arm means; same pulls, same
+    rewards from the stack, same ties, hence the same choice in every paired replication (also with
+    a budget whose stages do not divide evenly)."""
+    env = StaticInstance(K=16, gap=0.2)
+    inst = env.reset(jax.random.key(0))
+    sh, _, _ = run_many(SequentialHalving(), env, 203, 200, fixed=inst)
+    gse, _, _ = run_many(GSE(allocation), env, 203, 200, fixed=inst)
+    np.testing.assert_array_equal(np.asarray(gse), np.asarray(sh))
+
+
+def test_gse_lin_uniform_equals_sequential_halving_when_every_stage_is_saturated():
+    """K <= d arms in general position: every stage has as many dimensions as arms, so OLS fits each
+    arm's mean exactly and GSE-Lin ranks as SH does, on new random instances each replication."""
+
+    class GaussianArms(SphereInstance):
+        def reset(self, key):
+            arms = jax.random.normal(key, (self.K, self.d))
+            theta = jnp.ones(self.d) / 3
+            return Instance(arms, theta, arms @ theta, jnp.max(arms @ theta))
+
+    env = GaussianArms(K=8, d=10, noise_var=4.0)
+    sh, _, _ = run_many(SequentialHalving(), env, 120, 200)
+    gse, _, _ = run_many(GSE("uniform"), env, 120, 200)
+    np.testing.assert_array_equal(np.asarray(gse), np.asarray(sh))
+    # and a G-optimal GSE is a different algorithm there (designs are not uniform)
+    gopt, _, _ = run_many(GSE("g-optimal"), env, 120, 200)
+    assert np.any(np.asarray(gopt) != np.asarray(sh))
+
+
+def test_gse_learns_and_its_accuracy_grows_with_the_budget():
+    env = SphereInstance(K=16, d=5, noise_var=1.0)
+    acc = [float(np.mean(run_many(GSE(), env, b, 300)[1])) for b in (64, 1024)]
+    assert acc[1] > acc[0] + 0.1
+    assert acc[1] > 0.5  # chance is 1/16
+
+
+def test_the_g_optimal_design_drops_the_disturbing_arm_of_the_adaptive_instance():
+    """Stage 1 of the adaptive instance: the design's support is e_1..e_d (g = d), so the disturbing
+    arm x_{d+1} gets no pull, while the paper's literal Frank-Wolfe (stalled at uniform) pulls it."""
+    env = AdaptiveInstance(K=8)
+    inst = env.reset(jax.random.key(0))
+    _, info = GSE("g-optimal").identify(env, inst, 160, jax.random.key(1))
+    _, literal = GSE("fw-literal").identify(env, inst, 160, jax.random.key(1))
+    assert int(info.counts[-1]) < int(literal.counts[-1])
+
+
+@pytest.mark.parametrize(
+    "family, model", [("logistic", logistic(10.0)), ("probit", probit(10.0)), ("poisson", poisson(10.0))]
+)
+def test_gse_fits_any_reward_program(family, model):
+    """The MAP of a logistic, probit or Poisson program per stage, through bind and Newton: spends
+    B exactly and identifies far above chance (1/8)."""
+    env = GLMInstance(K=8, d=3, family=family, theta_var=4.0)
+    _, correct, info = run_many(GSE(model=model), env, 400, 100)
+    assert np.all(np.asarray(info.pulls) == 400)
+    assert float(np.mean(correct)) > 0.5
+    assert np.asarray(info.theta).shape == (100, 3, 3)
+
+
+def test_rank_deficient_arms_are_projected_onto_their_span():
+    """d = 12 > K = 8 (the paper's logistic panel): stage 1 works in the 8-dim span; GSE learns."""
+    env = SphereInstance(K=8, d=12, noise_var=0.5)
+    _, correct, info = run_many(GSE(), env, 400, 100)
+    assert float(np.mean(correct)) > 0.5 and np.all(np.asarray(info.pulls) == 400)
+
+
+def test_the_stack_of_rewards_gives_the_same_draw_to_the_same_pull_whatever_the_order():
+    env = SphereInstance(K=5, d=3)
+    inst = env.reset(jax.random.key(0))
+    key = jax.random.key(7)
+    a = stack_rewards(env, inst, key, jnp.array([0, 1, 0, 2]), jnp.array([0, 0, 1, 0]))
+    b = stack_rewards(env, inst, key, jnp.array([2, 0, 1, 0]), jnp.array([0, 1, 0, 0]))
+    np.testing.assert_array_equal(np.asarray(a)[[3, 2, 1, 0]], np.asarray(b))
+    assert len(set(np.asarray(a).tolist())) == 4
+
+
+def test_bad_input_raises_named_errors():
+    env = SphereInstance(K=8, d=3)
+    inst = env.reset(jax.random.key(0))
+    key = jax.random.key(1)
+    with pytest.raises(InvalidInput, match="'budget'.*at least the number of arms"):
+        GSE().identify(env, inst, 7, key)
+    with pytest.raises(InvalidInput, match="'budget'.*Python int"):
+        GSE().identify(env, inst, 80.0, key)
+    dup = inst._replace(arms=inst.arms.at[3].set(inst.arms[1]))
+    with pytest.raises(InvalidInput, match="distinct.*Arm 1"):
+        GSE().identify(env, dup, 80, key)
+    nan = inst._replace(arms=inst.arms.at[2, 1].set(jnp.nan))
+    for algorithm in (GSE(), SequentialHalving()):
+        with pytest.raises(InvalidInput, match="finite"):
+            algorithm.identify(env, nan, 80, key)
+    with pytest.raises(InvalidInput, match="allocation"):
+        GSE("optimal")
+    with pytest.raises(InvalidInput, match="eta"):
+        GSE(eta=1)
