@@ -2,6 +2,7 @@
 
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, BAIInfo, is_correct
 from bayesbandit.bai.automobile import Automobile, load_automobile
+from bayesbandit.bai.bayesgap import BayesGap
 from bayesbandit.bai.evaluate import evaluate
 from bayesbandit.bai.gse import GSE
 from bayesbandit.bai.instances import AdaptiveInstance, CornerInstance, GLMInstance, SphereInstance, StaticInstance
@@ -15,6 +16,7 @@ __all__ = [
     "is_correct",
     "evaluate",
     "MostPulled",
+    "BayesGap",
     "Automobile",
     "load_automobile",
     "GSE",

@@ -75,44 +75,64 @@ def effective_dim(x: Array) -> Array:
 class _State(NamedTuple):
     i: Array
     weights: Array
-    g: Array
+    inv: Array  # V(pi)^{-1} (d, d), or X V(pi)^{-1} X^T (K, K) when K <= d (the smaller one)
+
+
+def _v_inverse(x: Array, weights: Array) -> Array:
+    """``V(pi)^{-1}`` (d, d) through a Cholesky factor (all-zero columns ignored)."""
+    d = x.shape[1]
+    v = (x * weights[:, None]).T @ x
+    v = v + 1e-12 * (jnp.trace(v) / d + 1e-300) * jnp.eye(d, dtype=x.dtype) + jnp.diag(null_columns(x))
+    return jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(v), True), jnp.eye(d, dtype=x.dtype))
 
 
 def _solve(x: Array, tol: float, max_iter: int, away: bool) -> Design:
-    k = x.shape[0]
+    """Both steps move ``pi <- (1 - c) pi + c e_j`` (``c < 0`` away), so ``V <- (1 - c) V + c x_j x_j^T``
+    and, by Sherman-Morrison with ``a = c / (1 - c)``, ``W <- (W - a w_j w_j^T / (1 + a g_j)) / (1 - c)``
+    for ``W = V^{-1}`` (``w_j = V^{-1} x_j``) or ``W = X V^{-1} X^T`` (``w_j`` its column ``j``),
+    whichever is smaller: no factorisation inside the loop. ``g`` is recomputed from scratch at the end."""
+    k, width = x.shape
     d = effective_dim(x)
     weights0 = jnp.full((k,), 1.0 / k, dtype=x.dtype)
+    arm_space = k <= width
+
+    def widths(inv: Array) -> Array:
+        return jnp.diag(inv) if arm_space else jnp.sum((x @ inv) * x, axis=1)
 
     def cond(s: _State) -> Array:
-        return (s.i < max_iter) & (s.g > (1.0 + tol) * d)
+        return (s.i < max_iter) & (jnp.max(widths(s.inv)) > (1.0 + tol) * d)
 
     def body(s: _State) -> _State:
-        g = g_values(x, s.weights)
+        g = widths(s.inv)
         j_plus = jnp.argmax(g)
         g_plus = g[j_plus]
-        toward = jnp.maximum((g_plus / d - 1.0) / (g_plus - 1.0), 0.0)
-        w_toward = (1.0 - toward) * s.weights + toward * jax.nn.one_hot(j_plus, k, dtype=x.dtype)
-        if not away:
-            weights = w_toward
-        else:
-            in_support = s.weights > 0
-            g_support = jnp.where(in_support, g, jnp.inf)
+        j, c = j_plus, jnp.maximum((g_plus / d - 1.0) / (g_plus - 1.0), 0.0)
+        if away:
+            g_support = jnp.where(s.weights > 0, g, jnp.inf)
             j_minus = jnp.argmin(g_support)
             g_minus = g_support[j_minus]
             pi_minus = s.weights[j_minus]
-            # the largest step away that keeps pi_{j-} >= 0, and Khachiyan's step for the away direction
+            # Khachiyan's step for the away direction, capped where pi_{j-} reaches 0
             gamma = jnp.minimum((1.0 - g_minus / d) / jnp.maximum(g_minus - 1.0, 1e-12), pi_minus / (1.0 - pi_minus))
             gamma = jnp.clip(gamma, 0.0, None)
-            w_away = (1.0 + gamma) * s.weights - gamma * jax.nn.one_hot(j_minus, k, dtype=x.dtype)
-            w_away = jnp.where(w_away < 1e-15, 0.0, w_away)
-            use_away = (d - g_minus) > (g_plus - d)
-            weights = jnp.where(use_away & (pi_minus < 1.0), w_away, w_toward)
-        weights = weights / jnp.sum(weights)
-        return _State(s.i + 1, weights, jnp.max(g_values(x, weights)))
+            keeps_rank = 1.0 - gamma / (1.0 + gamma) * g_minus > 1e-9
+            use_away = ((d - g_minus) > (g_plus - d)) & (pi_minus < 1.0) & keeps_rank
+            j = jnp.where(use_away, j_minus, j_plus)
+            c = jnp.where(use_away, -gamma, c)
+        weights = (1.0 - c) * s.weights + c * jax.nn.one_hot(j, k, dtype=x.dtype)
+        weights = jnp.where(weights < 1e-15, 0.0, weights)
+        a = c / (1.0 - c)
+        w_j = s.inv[:, j] if arm_space else s.inv @ x[j]
+        inv = (s.inv - a * jnp.outer(w_j, w_j) / (1.0 + a * g[j])) / (1.0 - c)
+        return _State(s.i + 1, weights / jnp.sum(weights), inv)
 
-    start = _State(jnp.asarray(0, jnp.int32), weights0, jnp.max(g_values(x, weights0)))
-    s = jax.lax.while_loop(cond, body, start)
-    return Design(s.weights, s.g, s.i, s.g <= (1.0 + tol) * d)
+    def start_inv(weights: Array) -> Array:
+        inv = _v_inverse(x, weights)
+        return x @ inv @ x.T if arm_space else inv
+
+    s = jax.lax.while_loop(cond, body, _State(jnp.asarray(0, jnp.int32), weights0, start_inv(weights0)))
+    g = jnp.max(g_values(x, s.weights))
+    return Design(s.weights, g, s.i, g <= (1.0 + tol) * d)
 
 
 def _check_spans(owner: str, x: Array) -> None:
