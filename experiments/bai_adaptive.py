@@ -7,7 +7,7 @@ paper.
 
 from __future__ import annotations
 
-from bayesbandit.experiments.bai_algorithms import gse_linear
+from bayesbandit.experiments.bai_algorithms import baselines, gse_linear
 from bayesbandit.experiments.bai_grid import Cell, Experiment
 
 from bayesbandit.bai import AdaptiveInstance
@@ -21,8 +21,10 @@ def cells(quick: bool) -> list[Cell]:
 
 
 def algorithms(cell: Cell, quick: bool) -> dict:
-    algs = gse_linear()
-    return {k: algs[k] for k in ("GSE-Lin-FW", "GSE-Lin", "SH")} if quick else algs
+    if quick:
+        return {k: v for k, v in gse_linear().items() if k in ("GSE-Lin-FW", "GSE-Lin", "SH")}
+    k = int(cell.x)
+    return gse_linear() | baselines(k, k - 1, bayesgap=("exp", 1e-3))
 
 
 EXPERIMENT = Experiment("Adaptive instance (d = K - 1, sigma^2 = 10)", "K", "GSE-Lin-FW", cells, algorithms)

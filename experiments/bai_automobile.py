@@ -7,7 +7,7 @@ real data set (Electric Motor Temperature) is not available here and is left out
 
 from __future__ import annotations
 
-from bayesbandit.experiments.bai_algorithms import gse_linear
+from bayesbandit.experiments.bai_algorithms import baselines, gse_linear
 from bayesbandit.experiments.bai_grid import Cell, Experiment
 
 from bayesbandit.bai import Automobile
@@ -22,7 +22,9 @@ def cells(quick: bool) -> list[Cell]:
 
 def algorithms(cell: Cell, quick: bool) -> dict:
     algs = gse_linear(literal=False)
-    return {k: algs[k] for k in ("GSE-Lin-FW", "GSE-Lin", "SH")} if quick else algs
+    if quick:
+        return {k: algs[k] for k in ("GSE-Lin-FW", "GSE-Lin", "SH")}
+    return algs | baselines(cell.env.K, 5, bayesgap=("exp", 1e-6), lingape_greedy=True)
 
 
 EXPERIMENT = Experiment(

@@ -9,10 +9,10 @@
 
 from __future__ import annotations
 
-from bayesbandit.experiments.bai_algorithms import gse_linear
+from bayesbandit.experiments.bai_algorithms import baselines, gse_linear
 from bayesbandit.experiments.bai_grid import Cell, Experiment
 
-from bayesbandit.bai import CornerInstance, SphereInstance
+from bayesbandit.bai import CornerInstance, ODLinBAI, SphereInstance
 
 DESCRIPTION = "Fixed-budget BAI on random unit-sphere instances and the OD-LinBAI comparisons (Figs. 3, 6, 7)."
 
@@ -37,14 +37,13 @@ def cells(quick: bool) -> list[Cell]:
 
 
 def algorithms(cell: Cell, quick: bool) -> dict:
-    algs = gse_linear(literal=False)
+    gse = gse_linear(literal=False)
     if not cell.panel.startswith("Fig. 3"):
-        keep: tuple[str, ...] = ("GSE-Lin-FW",)
-    elif quick:
-        keep = ("GSE-Lin-FW", "GSE-Lin")
-    else:
-        keep = ("GSE-Lin-FW", "GSE-Lin-Wynn", "GSE-Lin-Greedy", "GSE-Lin", "LinUCB")
-    return {k: algs[k] for k in keep}
+        return {"GSE-Lin-FW": gse["GSE-Lin-FW"], "OD-LinBAI": ODLinBAI()}
+    if quick:
+        return {k: gse[k] for k in ("GSE-Lin-FW", "GSE-Lin")}
+    gse = {k: gse[k] for k in ("GSE-Lin-FW", "GSE-Lin-Wynn", "GSE-Lin-Greedy", "GSE-Lin")}
+    return gse | baselines(int(cell.x), 10, bayesgap=("matern", 10.0))
 
 
 EXPERIMENT = Experiment(

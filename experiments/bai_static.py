@@ -7,7 +7,7 @@ so every GSE variant is Sequential Halving (an identity the tests check replicat
 
 from __future__ import annotations
 
-from bayesbandit.experiments.bai_algorithms import gse_linear
+from bayesbandit.experiments.bai_algorithms import baselines, gse_linear
 from bayesbandit.experiments.bai_grid import Cell, Experiment
 
 from bayesbandit.bai import StaticInstance
@@ -22,7 +22,7 @@ def cells(quick: bool) -> list[Cell]:
 
 
 def algorithms(cell: Cell, quick: bool) -> dict:
-    algs = gse_linear()
+    algs = gse_linear() | baselines(16, 16, bayesgap=("exp", 1000.0))
     return {k: algs[k] for k in ("GSE-Lin-FW", "SH", "LinUCB")} if quick else algs
 
 

@@ -79,7 +79,8 @@ def greedy_allocation(x: ArrayLike, n: int) -> Array:
     evaluated through ``M = X A^{-1} X^T`` and Sherman-Morrison:
     ``x_i^T (A + x_k x_k^T)^{-1} x_i = M_ii - M_ik^2 / (1 + M_kk)``. Ties in the max (every arm
     in a direction not pulled yet keeps width 1 under ``A_0 = I``, so early pulls tie) go to the
-    arm that most lowers the mean width, then to the first index: breaking them by index alone
+    arm that most lowers the mean width, then to the first index (both up to a relative 1e-12, so
+    rounding in the rank-one updates does not decide): breaking them by index alone
     would put every pull on arm 0 of the adaptive instance.
 
     Parameters
@@ -100,7 +101,8 @@ def greedy_allocation(x: ArrayLike, n: int) -> Array:
         after = jnp.diag(m)[:, None] - m**2 / (1.0 + jnp.diag(m))[None, :]  # [i, k]: x_i's width after pulling k
         worst = jnp.max(after, axis=0)
         tied = worst <= jnp.min(worst) * (1.0 + 1e-12)
-        choice = jnp.argmin(jnp.where(tied, jnp.mean(after, axis=0), jnp.inf))
+        mean = jnp.where(tied, jnp.mean(after, axis=0), jnp.inf)
+        choice = jnp.argmax(mean <= jnp.min(mean) * (1.0 + 1e-12))  # ties to the first index, up to rounding
         col = m[:, choice]
         m = m - jnp.outer(col, col) / (1.0 + m[choice, choice])
         return m, counts.at[choice].add(1)

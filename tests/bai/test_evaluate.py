@@ -13,7 +13,7 @@ def test_paired_evaluation_is_reproducible_and_pairs_replications():
     env = SphereInstance(K=8, d=4, noise_var=2.0)
     algs = {"GSE": GSE(), "same": GSE(), "SH": SequentialHalving()}
     ds = evaluate(algs, env, 120, replications=60, seed=3, batch_size=25)
-    again = evaluate({"GSE": GSE()}, env, 120, replications=60, seed=3, batch_size=60)
+    again = evaluate({"GSE": GSE()}, env, 120, replications=60, seed=3, batch_size=30)
     np.testing.assert_array_equal(ds.arm.sel(algorithm="GSE").values, again.arm.sel(algorithm="GSE").values)
     # identical algorithms on common random numbers: identical choices, a zero paired difference
     np.testing.assert_array_equal(ds.arm.sel(algorithm="GSE").values, ds.arm.sel(algorithm="same").values)
@@ -25,7 +25,9 @@ def test_paired_evaluation_is_reproducible_and_pairs_replications():
     d = c[0] - c[2]
     assert float(ds.difference.sel(algorithm="GSE", versus="SH")) == pytest.approx(d.mean())
     assert float(ds.difference_se.sel(algorithm="GSE", versus="SH")) == pytest.approx(d.std(ddof=1) / np.sqrt(60))
-    assert np.all(ds.pulls.values == 120) and np.all(ds.compile_seconds.values > 0)
+    assert np.all(ds.pulls.values == 120)
+    # equal algorithms share one executable: compiled once, for the first
+    assert float(ds.compile_seconds.sel(algorithm="GSE")) > 0 and float(ds.compile_seconds.sel(algorithm="same")) == 0
 
 
 class Duplicates(SphereInstance):
@@ -73,7 +75,7 @@ def test_automobile_loader_scales_merges_duplicates_and_drops_missing(tmp_path):
 def test_bai_grid_writes_results_plot_and_table(tmp_path):
     from bayesbandit.experiments.bai_grid import Cell, run_grid
 
-    cells = [Cell("panel", k, SphereInstance(K=k, d=3), 10 * k) for k in (4, 6)]
+    cells = [Cell("panel", k, SphereInstance(K=k, d=2), 10 * k) for k in (3, 4)]
     paths = run_grid(
         tmp_path,
         "tiny",
