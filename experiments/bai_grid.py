@@ -63,9 +63,11 @@ class Experiment:
         seed: int = 0,
         progress: bool = False,
         only: Sequence[str] | None = None,
+        stored_only: bool = False,
     ) -> dict[str, pathlib.Path]:
         """Run the grid (200 replications with ``quick``, else 1,000; ``runs`` overrides); ``only``
-        restricts the algorithms by name (``horizon`` is not used: budgets are part of the grid)."""
+        restricts the algorithms by name; ``stored_only`` reports what is stored without running
+        anything (``horizon`` is not used: budgets are part of the grid)."""
 
         def algorithms(cell: Cell) -> dict[str, Any]:
             return {k: v for k, v in self.algorithms(cell, quick).items() if only is None or k in only}
@@ -80,14 +82,26 @@ class Experiment:
             replications=runs or (200 if quick else 1000),
             seed=seed,
             progress=progress,
+            stored_only=stored_only,
         )
 
 
-def _run_cell(cell: Cell, name: str, algorithm: Any, path: pathlib.Path, replications: int, seed: int, progress: bool):
+def _run_cell(
+    cell: Cell,
+    name: str,
+    algorithm: Any,
+    path: pathlib.Path,
+    replications: int,
+    seed: int,
+    progress: bool,
+    stored_only: bool,
+) -> xr.Dataset | None:
     if path.exists():
         with xr.open_dataset(path) as old:
             if int(old.attrs["replications"]) == replications and int(old.attrs["seed"]) == seed:
                 return old.load()
+    if stored_only:
+        return None
     ds = evaluate({name: algorithm}, cell.env, cell.budget, replications, seed, progress=progress)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -108,8 +122,10 @@ def run_grid(
     seed: int,
     progress: bool,
     notes: str = "",
+    stored_only: bool = False,
 ) -> dict[str, pathlib.Path]:
-    """Run every (cell, algorithm) not already stored, then write results.nc, accuracy.png and summary.md."""
+    """Run every (cell, algorithm) not already stored (none with ``stored_only``), then write
+    results.nc, accuracy.png and summary.md (a (cell, algorithm) not run shows as a dash)."""
     out_dir = pathlib.Path(out_dir)
     frames = []
     for i, cell in enumerate(cells):
@@ -117,10 +133,12 @@ def run_grid(
         if progress:
             print(f"[{i + 1}/{len(cells)}] {cell.panel}, {x_label} = {cell.x:g}: {', '.join(algs)}", flush=True)
         parts = [
-            _run_cell(cell, name, alg, out_dir / "cells" / cell.slug / f"{name}.nc", replications, seed, progress)
+            _run_cell(
+                cell, name, alg, out_dir / "cells" / cell.slug / f"{name}.nc", replications, seed, progress, stored_only
+            )
             for name, alg in algs.items()
         ]
-        frames.append((cell, parts))
+        frames.append((cell, [p for p in parts if p is not None]))
     results = _combine(frames, reference)
     results.attrs.update(title=title, x_label=x_label, reference=reference, replications=replications, seed=seed)
     paths = {"results": out_dir / "results.nc", "plot": out_dir / "accuracy.png", "summary": out_dir / "summary.md"}
@@ -134,7 +152,7 @@ def run_grid(
 
 def _combine(frames: list[tuple[Cell, list[xr.Dataset]]], reference: str) -> xr.Dataset:
     names = list(dict.fromkeys(n for _, parts in frames for p in parts for n in p.algorithm.values.tolist()))
-    replications = frames[0][1][0].sizes["replication"]
+    replications = next(p.sizes["replication"] for _, parts in frames for p in parts)
     shape = (len(frames), len(names), replications)
     correct = np.full(shape, np.nan)
     pulls = np.full(shape, np.nan)

@@ -198,12 +198,11 @@ class BayesGap:
     Examples
     --------
     >>> import jax
-    >>> from bayesbandit.bai import StaticInstance
-    >>> from bayesbandit.bai.bayesgap import BayesGap
-    >>> env = StaticInstance(K=8, gap=1.0, noise_var=1.0)
-    >>> arm, info = BayesGap(kernel="exp", length_scale=1.0).identify(env, env.reset(jax.random.key(0)), 80, jax.random.key(1))
+    >>> from bayesbandit.bai import BayesGap, StaticInstance
+    >>> env = StaticInstance(K=4, gap=1.0, noise_var=1.0)
+    >>> arm, info = BayesGap(kernel="exp", length_scale=1.0).identify(env, env.reset(jax.random.key(0)), 20, jax.random.key(1))
     >>> int(info.pulls), info.theta.shape
-    (80, (1, 8))
+    (20, (1, 4))
     """
 
     _: KW_ONLY

@@ -133,10 +133,10 @@ class GSE:
     --------
     >>> import jax
     >>> from bayesbandit.bai import GSE, AdaptiveInstance
-    >>> env = AdaptiveInstance(K=8)
-    >>> arm, info = GSE().identify(env, env.reset(jax.random.key(0)), 80, jax.random.key(1))
+    >>> env = AdaptiveInstance(K=4)
+    >>> arm, info = GSE().identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
     >>> int(info.pulls), info.survivors.shape
-    (80, (3, 8))
+    (40, (2, 4))
     """
 
     allocation: str = "g-optimal"

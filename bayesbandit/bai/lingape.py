@@ -245,12 +245,11 @@ class LinGapE:
     Examples
     --------
     >>> import jax
-    >>> from bayesbandit.bai import StaticInstance
-    >>> from bayesbandit.bai.lingape import LinGapE
-    >>> env = StaticInstance(K=8, gap=1.0, noise_var=1.0)
-    >>> arm, info = LinGapE().identify(env, env.reset(jax.random.key(0)), 80, jax.random.key(1))
+    >>> from bayesbandit.bai import LinGapE, StaticInstance
+    >>> env = StaticInstance(K=4, gap=1.0, noise_var=1.0)
+    >>> arm, info = LinGapE().identify(env, env.reset(jax.random.key(0)), 20, jax.random.key(1))
     >>> int(info.pulls), info.theta.shape
-    (80, (1, 8))
+    (20, (1, 4))
     """
 
     _: KW_ONLY

@@ -154,12 +154,11 @@ class ODLinBAI:
     Examples
     --------
     >>> import jax
-    >>> from bayesbandit.bai import SphereInstance
-    >>> from bayesbandit.bai.od_linbai import ODLinBAI
-    >>> env = SphereInstance(K=16, d=10)
-    >>> arm, info = ODLinBAI().identify(env, env.reset(jax.random.key(0)), 320, jax.random.key(1))
-    >>> int(info.pulls) <= 320, info.survivors.shape
-    (True, (4, 16))
+    >>> from bayesbandit.bai import ODLinBAI, SphereInstance
+    >>> env = SphereInstance(K=6, d=4)
+    >>> arm, info = ODLinBAI().identify(env, env.reset(jax.random.key(0)), 60, jax.random.key(1))
+    >>> int(info.pulls) <= 60, info.survivors.shape
+    (True, (2, 6))
     """
 
     _: KW_ONLY

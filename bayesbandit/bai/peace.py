@@ -146,12 +146,11 @@ class Peace:
     Examples
     --------
     >>> import jax
-    >>> from bayesbandit.bai import AdaptiveInstance
-    >>> from bayesbandit.bai.peace import Peace
-    >>> env = AdaptiveInstance(K=8)
-    >>> arm, info = Peace().identify(env, env.reset(jax.random.key(0)), 80, jax.random.key(1))
+    >>> from bayesbandit.bai import AdaptiveInstance, Peace
+    >>> env = AdaptiveInstance(K=4)
+    >>> arm, info = Peace(num_steps=10).identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
     >>> int(info.pulls), info.survivors.shape
-    (80, (3, 8))
+    (40, (2, 4))
     """
 
     _: KW_ONLY

@@ -51,10 +51,10 @@ class SequentialHalving:
     --------
     >>> import jax
     >>> from bayesbandit.bai import SequentialHalving, StaticInstance
-    >>> env = StaticInstance(K=16, gap=0.3)
-    >>> arm, info = SequentialHalving().identify(env, env.reset(jax.random.key(0)), 320, jax.random.key(1))
+    >>> env = StaticInstance(K=4, gap=0.3)
+    >>> arm, info = SequentialHalving().identify(env, env.reset(jax.random.key(0)), 30, jax.random.key(1))
     >>> int(info.pulls)
-    320
+    30
     """
 
     _: KW_ONLY
