@@ -207,23 +207,27 @@ def plot_accuracy(results: xr.Dataset, path: pathlib.Path) -> None:
     for ax, panel in zip(axes[0], panels):
         sub = results.where(results.panel == panel, drop=True)
         xs = sub.x.values
-        for name in results.algorithm.values:
+        for i, name in enumerate(results.algorithm.values):
             acc = sub.accuracy.sel(algorithm=name).values
             if np.all(np.isnan(acc)):
                 continue
-            ax.errorbar(
-                xs, acc, yerr=sub.accuracy_se.sel(algorithm=name).values, marker="o", ms=3, capsize=2, label=name
-            )
+            yerr = sub.accuracy_se.sel(algorithm=name).values
+            style = {"color": plt.get_cmap("tab20")(i % 20), "marker": "o", "ms": 3, "capsize": 2}
+            ax.errorbar(xs, acc, yerr=yerr, label=name, **style)
         if len(xs) > 2 and np.all(xs > 0) and xs.max() / xs.min() > 8:
             ax.set_xscale("log", base=2)
         ax.set_title(panel)
         ax.set_xlabel(results.attrs["x_label"])
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel(f"accuracy ({int(results.attrs['replications'])} paired replications)")
-    axes[0][-1].legend(fontsize=7, loc="best")
+    labels: dict[str, Any] = {}
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            labels.setdefault(label, handle)
+    fig.legend(list(labels.values()), list(labels), fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.suptitle(results.attrs["title"], fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    fig.savefig(path, dpi=130, bbox_inches="tight")
     plt.close(fig)
 
 
