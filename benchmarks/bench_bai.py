@@ -6,7 +6,7 @@ Two problems (Gaussian noise of variance 10, as in Azizi et al. 2022):
 (b) ``SphereInstance(K=64, d=10)``, ``B = 1280`` (an instance redrawn per replication).
 
 Every algorithm runs as one program, ``jax.jit(jax.vmap(identify))`` over the replications, on the
-keys of ``bayesbandit.bai.evaluate.replication_keys`` (the same instances and reward stacks for every
+keys of ``bayesbandit.bai.evaluation.replication_keys`` (the same instances and reward stacks for every
 algorithm). Compilation (``lower().compile()``) is timed and reported apart from the run (the compiled
 call with ``block_until_ready``; median of 3 calls when one takes under 5 s). Against it, in the same
 process: the plain NumPy GSE (``benchmarks/baselines/numpy_gse.py``), a Python loop over
@@ -50,7 +50,7 @@ import bayesbandit as bb
 bb.enable_x64()  # right after importing bayesbandit, before any array
 
 from bayesbandit.bai import GSE, AdaptiveInstance, MostPulled, SequentialHalving, SphereInstance, is_correct  # noqa: E402
-from bayesbandit.bai.evaluate import replication_keys  # noqa: E402
+from bayesbandit.bai.evaluation import replication_keys  # noqa: E402
 
 if not __package__:  # run as a file: make the package `benchmarks` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             f"# bench_bai{' (quick)' if args.quick else ''}",
             header,
             "Settings: each algorithm runs as one program, `jax.jit(jax.vmap(identify))` over the replications "
-            f"(keys of `bayesbandit.bai.evaluate.replication_keys(seed={args.seed})`: every algorithm sees the same "
+            f"(keys of `bayesbandit.bai.evaluation.replication_keys(seed={args.seed})`: every algorithm sees the same "
             "instances and reward stacks); compile = `lower().compile()`, reported apart; run = the compiled call "
             '(median of 3 calls when one takes under 5 s), scaled to 100 replications from the "reps" timed '
             f"({reps}; {slow_reps} for {', '.join(sorted(SLOW))} and for any algorithm slower than {SLOW_S:g} s per 100 "

@@ -17,7 +17,7 @@ module                     job
 ``most_pulled``            any bandit policy run for ``B`` rounds, recommending its most-pulled arm
 ``instances``              adaptive, static, unit-sphere, GLM and corner-case instances
 ``automobile``             the UCI Automobile instance
-``evaluate``               paired replications on common random numbers -> ``xarray.Dataset``
+``evaluation``             paired replications on common random numbers -> ``xarray.Dataset``
 ``_protocol``, ``_stages``  the contract, the stack of rewards, the shared elimination loop
 =========================  =====================================================================
 """
@@ -25,7 +25,7 @@ module                     job
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, BAIInfo, is_correct
 from bayesbandit.bai.automobile import Automobile, load_automobile
 from bayesbandit.bai.bayesgap import BayesGap
-from bayesbandit.bai.evaluate import evaluate
+from bayesbandit.bai.evaluation import evaluate
 from bayesbandit.bai.gse import GSE
 from bayesbandit.bai.instances import AdaptiveInstance, CornerInstance, GLMInstance, SphereInstance, StaticInstance
 from bayesbandit.bai.lingape import LinGapE

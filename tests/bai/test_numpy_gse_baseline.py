@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bayesbandit.bai import GSE, AdaptiveInstance, is_correct
-from bayesbandit.bai.evaluate import replication_keys
+from bayesbandit.bai.evaluation import replication_keys
 from bayesbandit.design import efficient_rounding, fw_away, project
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "baselines" / "numpy_gse.py"
