@@ -99,7 +99,8 @@ def project(x: ArrayLike, *, rtol: float = 1e-10) -> Projection:
 
     Examples
     --------
-    >>>     >>> from bayesbandit.design import project
+    >>> import numpy as np
+    >>> from bayesbandit.design import project
     >>> p = project(np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [0.0, 0.0, 1.0]]))
     >>> p.coords.shape, int(p.rank)
     ((3, 3), 2)
