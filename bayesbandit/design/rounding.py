@@ -88,7 +88,7 @@ class Projection(NamedTuple):
     rank: Array  # () int32 numerical rank
 
 
-def project(x: ArrayLike, *, rtol: float = 1e-10) -> Projection:
+def project(x: ArrayLike, *, rtol: float | None = None) -> Projection:
     """Project arms onto their span (Azizi et al. 2022, Alg. 1 line 2), padded to a fixed width.
 
     With the SVD ``X = U S V^T`` and ``r = #{s_j > rtol * s_max}``, the coordinates are
@@ -106,7 +106,8 @@ def project(x: ArrayLike, *, rtol: float = 1e-10) -> Projection:
     ((3, 3), 2)
     """
     x = jnp.asarray(x, dtype=float)
+    tol = rtol if rtol is not None else (1e-10 if x.dtype == jnp.float64 else 1e-5)  # default: per precision
     _, s, vt = jnp.linalg.svd(x, full_matrices=False)
-    keep = s > rtol * s[0]
+    keep = s > tol * s[0]
     basis = vt.T * keep[None, :]
     return Projection(x @ basis, basis, jnp.sum(keep).astype(jnp.int32))
