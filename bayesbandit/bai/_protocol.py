@@ -38,6 +38,7 @@ __all__ = [
     "is_correct",
     "check_budget",
     "check_instance",
+    "noise_variance",
 ]
 
 
@@ -118,6 +119,19 @@ def check_budget(owner: str, budget: Any, num_arms: int, num_stages: int) -> int
             f"Got {budget}. Raise the budget or the elimination rate eta."
         )
     return budget
+
+
+def noise_variance(owner: str, given: float | None, env: BAIEnv) -> float:
+    """The reward noise variance an algorithm was given, else the environment's ``noise_var``."""
+    if given is not None:
+        return float(given)
+    noise_var = getattr(env, "noise_var", None)
+    if noise_var is None:
+        raise InvalidInput(
+            f"{owner}: the environment {type(env).__name__} has no 'noise_var' attribute, so the "
+            f"reward noise variance is unknown. Pass {owner}(noise_var=...) (e.g. 0.25 for Bernoulli rewards)."
+        )
+    return float(noise_var)
 
 
 def check_instance(owner: str, instance: Instance) -> None:

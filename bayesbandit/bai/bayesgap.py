@@ -77,7 +77,15 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance, stack_rewards, streams
+from bayesbandit.bai._protocol import (
+    BAIEnv,
+    BAIInfo,
+    check_budget,
+    check_instance,
+    noise_variance,
+    stack_rewards,
+    streams,
+)
 from bayesbandit.envs._common import Instance
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_scalar
@@ -222,17 +230,6 @@ class BayesGap:
             check_scalar("BayesGap", "noise_var", self.noise_var, low=0.0, low_open=True, high_open=True)
         check_scalar("BayesGap", "epsilon", self.epsilon, low=0.0, high_open=True)
 
-    def _noise_var(self, env: BAIEnv) -> float:
-        if self.noise_var is not None:
-            return float(self.noise_var)
-        noise_var = getattr(env, "noise_var", None)
-        if noise_var is None:
-            raise InvalidInput(
-                f"BayesGap: the environment {type(env).__name__} has no 'noise_var' attribute, so the "
-                "reward noise variance is unknown. Pass BayesGap(noise_var=...) (e.g. 0.25 for Bernoulli rewards)."
-            )
-        return float(noise_var)
-
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run BayesGap with ``budget`` pulls; ``info.theta[0]`` is the final posterior mean of ``theta``."""
         check_instance("BayesGap", instance)
@@ -244,7 +241,7 @@ class BayesGap:
                 f"{num_arms} pulls initialise every arm and the recommendation comes from the adaptive rounds "
                 f"after them. Got {budget}. Raise the budget."
             )
-        noise_var = self._noise_var(env)
+        noise_var = noise_variance("BayesGap", self.noise_var, env)
         reward_key, own_key = streams(key)
         features = kernel_features(self.kernel, instance.arms, self.length_scale)
 

@@ -69,7 +69,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance, stack_rewards, streams
+from bayesbandit.bai._protocol import (
+    BAIEnv,
+    BAIInfo,
+    check_budget,
+    check_instance,
+    noise_variance,
+    stack_rewards,
+    streams,
+)
 from bayesbandit.design import null_columns, project
 from bayesbandit.envs._common import Instance
 from bayesbandit.errors import InvalidInput
@@ -277,23 +285,12 @@ class LinGapE:
         check_choice("LinGapE", "confidence", self.confidence, ("det", "simple"))
         check_int("LinGapE", "l1_iters", self.l1_iters, low=1)
 
-    def _noise_var(self, env: BAIEnv) -> float:
-        if self.noise_var is not None:
-            return float(self.noise_var)
-        noise_var = getattr(env, "noise_var", None)
-        if noise_var is None:
-            raise InvalidInput(
-                f"LinGapE: the environment {type(env).__name__} has no 'noise_var' attribute, so the "
-                "reward noise variance is unknown. Pass LinGapE(noise_var=...) (e.g. 0.25 for Bernoulli rewards)."
-            )
-        return float(noise_var)
-
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run LinGapE for ``budget`` pulls; ``info.theta`` is the final ridge estimate."""
         check_instance("LinGapE", instance)
         num_arms, dim = instance.arms.shape
         budget = check_budget("LinGapE", budget, num_arms, 1)
-        sigma = math.sqrt(self._noise_var(env))
+        sigma = math.sqrt(noise_variance("LinGapE", self.noise_var, env))
         reward_key, own_key = streams(key)
         proj = project(instance.arms)
         z = proj.coords
