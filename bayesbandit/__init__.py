@@ -37,12 +37,15 @@ from bayesbandit.policies import (
     GLMTSL,
     GLMUCB,
     UCBGLM,
+    Catalogue,
     EpsilonGreedy,
     LinTS,
     LinUCB,
+    SubElim,
+    SubTS,
 )
 from bayesbandit.precision import enable_x64
-from bayesbandit.sim import plot_regret, simulate, summarize
+from bayesbandit.sim import plot_regret, simulate, simulate_catalogue, summarize
 
 __version__ = "0.2.0"
 
@@ -80,10 +83,14 @@ __all__ = (
     "EpsilonGreedy",
     "LinTS",
     "LinUCB",
+    "SubTS",
+    "SubElim",
+    "Catalogue",
     "Agent",
     # environments and simulation
     "envs",
     "simulate",
+    "simulate_catalogue",
     "plot_regret",
     "summarize",
     # errors

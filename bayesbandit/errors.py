@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "BayesBanditError",
     "InvalidInput",
+    "UnknownArm",
     "ModelSpecError",
     "NotConverged",
     "CheckpointError",
@@ -26,6 +27,10 @@ class InvalidInput(BayesBanditError, ValueError):
 
     Raised before any state changes, so the caller's agent or history is left as it was.
     """
+
+
+class UnknownArm(InvalidInput, LookupError):
+    """An arm id that the index, catalogue or agent does not hold (never added, or removed)."""
 
 
 class ModelSpecError(BayesBanditError, ValueError):

@@ -25,6 +25,9 @@ EXPERIMENTS: dict[str, str] = {
     "bai-random": "bayesbandit.experiments.bai_random",
     "bai-logistic": "bayesbandit.experiments.bai_logistic",
     "bai-automobile": "bayesbandit.experiments.bai_automobile",
+    "sublinear-synthetic": "bayesbandit.experiments.sublinear_synthetic",
+    "sublinear-movielens": "bayesbandit.experiments.sublinear_movielens",
+    "mips-scaling": "bayesbandit.experiments.mips_scaling",
 }
 
 

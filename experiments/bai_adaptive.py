@@ -24,7 +24,7 @@ def algorithms(cell: Cell, quick: bool) -> dict:
     if quick:
         return {k: v for k, v in gse_linear().items() if k in ("GSE-Lin-FW", "GSE-Lin", "SH")}
     k = int(cell.x)
-    return gse_linear() | baselines(k, k - 1, bayesgap=("exp", 1e-3))
+    return gse_linear() | baselines(k, k - 1, bayesgap=("exp", 1e-3), budget=cell.budget)
 
 
 EXPERIMENT = Experiment("Adaptive instance (d = K - 1, sigma^2 = 10)", "K", "GSE-Lin-FW", cells, algorithms)

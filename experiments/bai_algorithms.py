@@ -23,11 +23,17 @@ __all__ = [
     "PEACE_MAX_K",
     "LINGAPE_MAX_K",
     "LINUCB_MAX_D",
+    "LINUCB_MAX_COST",
+    "PEACE_MAX_BUDGET",
 ]
 
 PEACE_MAX_K = 16  # as in the paper (sec. 8.1): Peace's design is the costliest by far
 LINGAPE_MAX_K = 32  # LinGapE solves an L1 program every round: B = 50 K rounds at K = 64, 128 is out of reach here
 LINUCB_MAX_D = 63  # LinUCB factorises a d x d matrix every round; d = 127 (adaptive, K = 128) is out of reach here
+# LinUCB's cost grows as B d^2: 706 s a cell at K = 64, B = 640 (adaptive) on 2 cores; B = 1,280 and 3,200 there
+# would take 1,400 and 3,500 s, so cells above B d^2 = 2.6e6 leave it out.
+LINUCB_MAX_COST = 2.6e6
+PEACE_MAX_BUDGET = 400  # Peace at K = 16, B = 800 would take about 1,200 s (246 s at B = 160)
 
 LOGISTIC_PRIOR_SCALE = 10.0  # N(0, 10^2 I): a near-flat prior, the ridge that keeps separated stages finite
 
@@ -67,23 +73,25 @@ def baselines(
     bayesgap: tuple[str, float],
     lingape_greedy: bool = False,
     noise_var: float | None = None,
+    budget: int | None = None,
 ) -> dict[str, Any]:
     """The paper's baselines for a linear instance with ``num_arms`` arms in ``dim`` dimensions.
 
     ``bayesgap`` is the (kernel, length scale) the paper tuned for the experiment; the costliest
-    baselines are left out above :data:`PEACE_MAX_K`, :data:`LINGAPE_MAX_K` arms and
-    :data:`LINUCB_MAX_D` dimensions (the summaries say so).
+    baselines are left out above :data:`PEACE_MAX_K` arms or a ``budget`` of
+    :data:`PEACE_MAX_BUDGET`, :data:`LINGAPE_MAX_K` arms, and :data:`LINUCB_MAX_D` dimensions or
+    ``budget * dim^2`` of :data:`LINUCB_MAX_COST` (the summaries say so).
     """
     kernel, length_scale = bayesgap
     algs: dict[str, Any] = {}
-    if dim <= LINUCB_MAX_D:
+    if dim <= LINUCB_MAX_D and (budget is None or budget * dim**2 <= LINUCB_MAX_COST):
         algs["LinUCB"] = MostPulled(bb.LinUCB())
     algs[f"BayesGap-{kernel}"] = BayesGap(kernel=kernel, length_scale=length_scale, noise_var=noise_var)
     if num_arms <= LINGAPE_MAX_K:
         algs["LinGapE"] = LinGapE(noise_var=noise_var)
         if lingape_greedy:
             algs["LinGapE-Greedy"] = LinGapE(greedy=True, noise_var=noise_var)
-    if num_arms <= PEACE_MAX_K:
+    if num_arms <= PEACE_MAX_K and (budget is None or budget <= PEACE_MAX_BUDGET):
         algs["Peace"] = Peace()
     algs["OD-LinBAI"] = ODLinBAI()
     return algs

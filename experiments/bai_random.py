@@ -43,7 +43,7 @@ def algorithms(cell: Cell, quick: bool) -> dict:
     if quick:
         return {k: gse[k] for k in ("GSE-Lin-FW", "GSE-Lin")}
     gse = {k: gse[k] for k in ("GSE-Lin-FW", "GSE-Lin-Wynn", "GSE-Lin-Greedy", "GSE-Lin")}
-    return gse | baselines(int(cell.x), 10, bayesgap=("matern", 10.0))
+    return gse | baselines(int(cell.x), 10, bayesgap=("matern", 10.0), budget=cell.budget)
 
 
 EXPERIMENT = Experiment(

@@ -89,6 +89,10 @@ def _unwritable(folder: Path) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
+    # Before JAX starts its CPU backend: one XLA:CPU pool thread. jaxlib's batched LAPACK kernels
+    # (vmapped Cholesky, LU) split their batch over the pool and wait for the pieces; two of them
+    # running at once can hold every thread of a small pool and wait forever (seen on 2 cores).
+    os.environ.setdefault("PJRT_NPROC", "1")
     from bayesbandit.experiments import EXPERIMENTS, load_experiment
 
     if args.command == "list":

@@ -7,6 +7,10 @@ os.environ.setdefault("JAX_ENABLE_X64", "1")
 # The suite compiles many small programs and runs each briefly: XLA's backend optimisation
 # level 0 cuts CPU compile time about 3x for a ~2x slower run time (override in the environment).
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
+# One XLA:CPU pool thread: jaxlib's batched LAPACK kernels (vmapped Cholesky, LU) split their batch
+# over the pool and wait for the pieces; two such kernels running at once on a 2-thread pool each
+# hold a thread and wait forever (seen on 2-core machines). With one thread they run in the caller.
+os.environ.setdefault("PJRT_NPROC", "1")
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -15,6 +19,15 @@ import pytest  # noqa: E402
 import bayesbandit  # noqa: E402
 
 bayesbandit.enable_x64()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's compiled programs after each test module. Every live XLA:CPU executable holds about
+    three memory mappings; a whole suite's worth (tens of thousands) reaches the kernel's
+    ``vm.max_map_count`` (65,530) and the next compilation dies with a segmentation fault."""
+    yield
+    jax.clear_caches()
 
 
 @pytest.fixture

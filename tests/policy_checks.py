@@ -276,6 +276,104 @@ CHECKS = [
 ]
 
 
+# ------------------------------------------------------------------------------ host policies
+# Index-backed policies (kind = "host") over catalogues with ids: one line each, the host checks below.
+HOST_CASES = [
+    Case("sub_ts", lambda: bb.SubTS(beta=0.5, shortlist=20)),
+    Case("sub_ts_exact", lambda: bb.SubTS(beta=0.5, index="exact")),
+    Case("sub_ts_hnsw", lambda: bb.SubTS(beta=0.5, shortlist=20, index="hnsw")),
+    Case("sub_elim", lambda: bb.SubElim(beta=0.2, eta=0.01, shortlist=20)),
+    Case("sub_elim_exact", lambda: bb.SubElim(beta=0.2, eta=0.01, index="exact")),
+]
+HOST_ENV = bb.envs.SyntheticCatalogue(initial_arms=1000, d=6, horizon=3000, add_count=0)
+
+
+@functools.cache
+def host_results(case: Case, seed: int = 0) -> Any:
+    return bb.simulate_catalogue({case.name: case.make()}, HOST_ENV, runs=3, seed=seed).sel(policy=case.name)
+
+
+def check_host_learns(case: Case) -> None:
+    """Over the last quarter, regret per round below half of uniform play's."""
+    ds = host_results(case)
+    uniform = np.mean([run.means.max() - run.means.mean() for run in (HOST_ENV.reset(0, r) for r in range(3))])
+    late = float(ds.regret.isel(round=slice(-750, None)).mean())
+    assert late < 0.5 * uniform, f"{case.name}: late regret per round {late:.3f}, uniform {uniform:.3f}"
+
+
+def check_host_same_seed_same_actions(case: Case) -> None:
+    """The same seed gives the same actions; another seed, others."""
+    a = host_results(case).action.values
+    b = bb.simulate_catalogue({case.name: case.make()}, HOST_ENV, runs=3, seed=0).action.values[0]
+    assert np.array_equal(a, b), f"{case.name}: one seed gave two action sequences"
+    assert not np.array_equal(a, host_results(case, seed=1).action.values), f"{case.name}: two seeds, one sequence"
+
+
+def check_host_bad_inputs(case: Case) -> None:
+    """Duplicate, NaN and wrong-dimension arms, unknown ids: a named exception, the state unchanged."""
+    policy = case.make()
+    rng = np.random.default_rng(0)
+    state = policy.init(bb.Catalogue(np.arange(40), rng.standard_normal((40, 3))))
+
+    def probe() -> Any:
+        return policy.select(state, None, np.random.default_rng(5))[0]
+
+    before = probe()
+    calls = [
+        (lambda: policy.add_arms(state, np.array([3]), rng.standard_normal((1, 3))), "an id already held"),
+        (lambda: policy.add_arms(state, np.array([50, 50]), rng.standard_normal((2, 3))), "a repeated id"),
+        (lambda: policy.add_arms(state, np.array([50]), np.full((1, 3), np.nan)), "a NaN feature"),
+        (lambda: policy.add_arms(state, np.array([50]), np.ones((1, 4))), "a wrong dimension"),
+        (lambda: policy.update(state, None, 999, 1.0), "an unknown arm in update"),
+        (lambda: policy.remove_arms(state, np.array([999])), "an unknown arm in remove_arms"),
+    ]
+    for call, what in calls:
+        try:
+            call()
+        except InvalidInput:
+            pass
+        else:
+            raise AssertionError(f"{case.name}: {what} was accepted")
+        assert probe() == before, f"{case.name}: {what} changed the state"
+
+
+def check_host_catalogue_changes(case: Case) -> None:
+    """An arm added while running is played once it is the best by far; a removed one never again."""
+    policy = case.make()
+    rng = np.random.default_rng(1)
+    theta = np.ones(4) / 2
+    features = rng.standard_normal((300, 4)) * 0.1
+    state = policy.init(bb.Catalogue(np.arange(300), features))
+    for _ in range(200):
+        item, _ = policy.select(state, None, rng)
+        policy.update(state, None, item, float(features[item] @ theta + 0.1 * rng.standard_normal()))
+    star = np.ones((1, 4))
+    policy.add_arms(state, np.array([1000]), star)
+    played = []
+    for _ in range(300):
+        item, _ = policy.select(state, None, rng)
+        x = star[0] if item == 1000 else features[item]
+        policy.update(state, None, item, float(x @ theta + 0.1 * rng.standard_normal()))
+        played.append(item)
+    assert 1000 in played, f"{case.name}: a new arm twice as good as any was never played in 300 rounds"
+    try:
+        policy.remove_arms(state, np.array([1000]))
+    except InvalidInput:
+        return  # additions only (Sub-Elim), said and checked in check_host_bad_inputs
+    for _ in range(50):
+        item, _ = policy.select(state, None, rng)
+        assert item != 1000, f"{case.name}: a removed arm was played"
+        policy.update(state, None, item, 0.0)
+
+
+HOST_CHECKS = [
+    check_host_learns,
+    check_host_same_seed_same_actions,
+    check_host_bad_inputs,
+    check_host_catalogue_changes,
+]
+
+
 def run_check(check: Callable, case: Case, tmp_path: Any) -> None:
     """Call ``check`` with what it needs."""
     if check is check_save_load:
@@ -284,4 +382,4 @@ def run_check(check: Callable, case: Case, tmp_path: Any) -> None:
         check(case)
 
 
-__all__ = ["Case", "CASES", "CHECKS", "run_check"]
+__all__ = ["Case", "CASES", "CHECKS", "HOST_CASES", "HOST_CHECKS", "run_check"]

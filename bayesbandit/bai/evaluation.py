@@ -16,6 +16,7 @@ smaller than the two binomial errors combined.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,23 +66,27 @@ def _runner(algorithm: BAIAlgorithm, env: BAIEnv, budget: int) -> Any:
     return jax.jit(jax.vmap(one))
 
 
-_COMPILED: dict[Any, Any] = {}
+_COMPILED: OrderedDict[Any, Any] = OrderedDict()
+_CACHE_SIZE = 32  # executables kept (least recently used dropped): each holds native code and memory maps
 
 
 def _compile(algorithm: BAIAlgorithm, env: BAIEnv, budget: int, example: Any) -> tuple[Any, float]:
     """The compiled replication batch and the seconds compiling took now (0 when reused: the
-    executables of hashable (algorithm, env, budget, batch size) are kept for the process)."""
+    executables of the last 32 hashable (algorithm, env, budget, batch size) are kept)."""
     try:
         key: Any = (algorithm, env, budget, example[1].shape)
         hash(key)
     except TypeError:
         key = None
     if key is not None and key in _COMPILED:
+        _COMPILED.move_to_end(key)
         return _COMPILED[key], 0.0
     t0 = time.perf_counter()
     compiled = _runner(algorithm, env, budget).lower(*example).compile()  # identify checks the budget while tracing
     if key is not None:
         _COMPILED[key] = compiled
+        while len(_COMPILED) > _CACHE_SIZE:
+            _COMPILED.popitem(last=False)
     return compiled, time.perf_counter() - t0
 
 

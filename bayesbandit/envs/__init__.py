@@ -13,9 +13,13 @@ environment                        rewards                                arms
 :class:`PoissonBandit`             ``Poisson(exp(x^T theta*))``           fixed
 :class:`ContextualLogisticBandit`  ``Bernoulli(sigmoid(x^T theta*))``     redrawn each round
 =================================  =====================================  =================
+
+Catalogue environments (:mod:`bayesbandit.envs.catalogue`) are host-side: arms with ids that
+arrive and leave while running, for the index-backed policies (:class:`SyntheticCatalogue`).
 """
 
 from bayesbandit.envs._common import ContextualInstance, Instance, describe, theta_variance
+from bayesbandit.envs.catalogue import CatalogueRun, Changes, SyntheticCatalogue
 from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit
 
 __all__ = [
@@ -27,4 +31,7 @@ __all__ = [
     "ContextualLogisticBandit",
     "theta_variance",
     "describe",
+    "SyntheticCatalogue",
+    "CatalogueRun",
+    "Changes",
 ]

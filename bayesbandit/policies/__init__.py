@@ -5,6 +5,7 @@ family                 policies
 =====================  ===========================================================
 ``glm/``               GLMTSL, GLMFPL, GLMUCB, UCBGLM, EpsilonGreedy (+ ``theory``)
 ``linear/``            LinTS, LinUCB
+``index/``             SubTS, SubElim: host-side, over a MIPS index of a changing catalogue
 =====================  ===========================================================
 """
 
@@ -23,6 +24,7 @@ from bayesbandit.policies.glm import (
     UCBGLMInfo,
     theory,
 )
+from bayesbandit.policies.index import Catalogue, SubElim, SubElimInfo, SubTS, SubTSInfo
 from bayesbandit.policies.linear import LinTS, LinTSInfo, LinUCB, LinUCBInfo, RidgeState, RidgeUpdateInfo
 
 __all__ = [
@@ -45,4 +47,9 @@ __all__ = [
     "LinUCB",
     "LinUCBInfo",
     "theory",
+    "Catalogue",
+    "SubTS",
+    "SubTSInfo",
+    "SubElim",
+    "SubElimInfo",
 ]

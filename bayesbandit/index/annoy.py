@@ -1,0 +1,259 @@
+"""``AnnoyIndex``: approximate MIPS over a catalogue that changes, on Annoy's random-projection forests.
+
+Annoy (Spotify) builds a forest of random-projection trees once and cannot add items afterwards.
+Here the index is three parts:
+
+* a built **forest** (Annoy, metric ``"dot"``) over the ids present at the last build;
+* an **overlay**: the ids added since the build, scanned exactly (one matrix-vector product);
+* **tombstones**: forest ids removed since the build, dropped from the forest's answers.
+
+A query asks the forest for ``k + #tombstones`` neighbours (so ``k`` survive the tombstones even if
+every removed id would have been returned), merges them with the overlay's exact top ``k``, and
+ranks the union by exact inner products. When the overlay and the tombstones together pass
+``rebuild_fraction`` of the index (and at least ``min_changes``), the next change rebuilds the
+forest over the live vectors: the cost of a build is spread over that many changes, and no call
+rebuilds for a single change.
+
+Annoy's own search effort, ``search_k`` (tree nodes inspected; default ``n_trees * n``), is a
+setting of its own: a longer shortlist from a shallow search does not find items the search never
+reached. Builds are seeded, so the same changes give the same forest; ``n_jobs`` threads build it.
+
+Saved indexes are folders: the forest as Annoy's file (memory-mapped on load, so processes that
+load one catalogue share its pages), the vectors and bookkeeping in a checkpoint
+(:mod:`bayesbandit.checkpoint`, no pickle), and a manifest naming the current generation of both,
+replaced atomically last: a crash mid-save leaves the previous save loadable.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
+from bayesbandit.errors import CheckpointError
+from bayesbandit.index.exact import top_k
+from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_query, check_vectors
+from bayesbandit.index.store import FeatureStore
+from bayesbandit.validation import check_int, check_scalar
+
+__all__ = ["AnnoyIndex"]
+
+_KIND = "bayesbandit.AnnoyIndex"
+_MANIFEST = "MANIFEST"
+
+
+def _annoy(dim: int) -> Any:
+    import annoy
+
+    return annoy.AnnoyIndex(dim, "dot")
+
+
+class AnnoyIndex:
+    """Annoy forest + exact overlay + tombstones (see the module docstring).
+
+    Parameters
+    ----------
+    dim : int
+        Vector dimension.
+    n_trees : int
+        Trees in the forest (more: better recall, slower builds, more memory).
+    search_k : int, optional
+        Tree nodes inspected per query (Annoy's ``search_k``; ``None``: ``n_trees * n``).
+    rebuild_fraction : float
+        Rebuild once overlay + tombstones exceed this fraction of the index...
+    min_changes : int
+        ...and at least this many.
+    seed : int
+        Seed of the forest's random projections.
+    n_jobs : int
+        Build threads (-1: all cores).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> index = AnnoyIndex(8, n_trees=8)
+    >>> index.add(np.arange(1000), rng.standard_normal((1000, 8)))
+    >>> index.add(np.array([5000]), 10 * np.ones((1, 8)))  # into the overlay
+    >>> int(index.query(np.ones(8), 3)[0]), index.num_builds
+    (5000, 1)
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        n_trees: int = 16,
+        search_k: int | None = None,
+        rebuild_fraction: float = 0.1,
+        min_changes: int = 256,
+        seed: int = 0,
+        n_jobs: int = -1,
+    ) -> None:
+        self._dim = check_int("AnnoyIndex", "dim", dim, low=1)
+        self.n_trees = check_int("AnnoyIndex", "n_trees", n_trees, low=1)
+        self.search_k = None if search_k is None else check_int("AnnoyIndex", "search_k", search_k, low=1)
+        check_scalar("AnnoyIndex", "rebuild_fraction", rebuild_fraction, low=0.0)
+        self.rebuild_fraction = float(rebuild_fraction)
+        self.min_changes = check_int("AnnoyIndex", "min_changes", min_changes, low=0)
+        self.seed = check_int("AnnoyIndex", "seed", seed, low=0)
+        self.n_jobs = int(n_jobs)
+        self._all = FeatureStore(self._dim)
+        self._overlay = FeatureStore(self._dim)
+        self._tombstones: set[int] = set()
+        self._forest: Any = None
+        self._forest_ids = np.zeros(0, dtype=np.int64)
+        self.num_builds = 0
+        self.build_seconds = 0.0
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._all
+
+    @property
+    def pending(self) -> int:
+        """Changes since the last build: overlay size plus tombstones."""
+        return len(self._overlay) + len(self._tombstones)
+
+    # ------------------------------------------------------------------------------ changes
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Add new ids (to the overlay, or by a build); validated first, so a rejected call changes nothing."""
+        ids = check_ids("AnnoyIndex.add", ids)
+        vectors = check_vectors("AnnoyIndex.add", vectors, ids.size, self._dim)
+        check_new_ids("AnnoyIndex.add", ids, self.__contains__)
+        self._all.add_unchecked(ids, vectors)
+        self._overlay.add_unchecked(ids, vectors)
+        self._maybe_rebuild()
+
+    def remove(self, ids: np.ndarray) -> None:
+        """Remove held ids (tombstones for forest ids); validated first."""
+        ids = check_ids("AnnoyIndex.remove", ids)
+        check_known_ids("AnnoyIndex.remove", ids, self.__contains__)
+        self._all.remove_unchecked(ids)
+        in_overlay = np.fromiter((i in self._overlay for i in ids.tolist()), dtype=bool, count=ids.size)
+        self._overlay.remove_unchecked(ids[in_overlay])
+        self._tombstones.update(ids[~in_overlay].tolist())
+        self._maybe_rebuild()
+
+    def _maybe_rebuild(self) -> None:
+        if self.pending > max(self.rebuild_fraction * len(self), self.min_changes):
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        """Build a new forest over every live vector; the overlay and tombstones empty."""
+        t0 = time.perf_counter()
+        ids, vectors = self._all.ids.copy(), self._all.matrix
+        forest = None
+        if ids.size:
+            forest = _annoy(self._dim)
+            forest.set_seed(self.seed)
+            for item, vector in enumerate(vectors.tolist()):
+                forest.add_item(item, vector)
+            forest.build(self.n_trees, n_jobs=self.n_jobs)
+        self._install(forest, ids)
+        self._overlay = FeatureStore(self._dim)
+        self._tombstones = set()
+        self.num_builds += 1
+        self.build_seconds += time.perf_counter() - t0
+
+    def _install(self, forest: Any, forest_ids: np.ndarray) -> None:
+        self._forest = forest
+        self._forest_ids = forest_ids
+
+    # ------------------------------------------------------------------------------ queries
+    def query(self, q: np.ndarray, k: int) -> np.ndarray:
+        """Approximately the ids of the ``min(k, len)`` largest inner products with ``q``, best first."""
+        q, k = check_query("AnnoyIndex.query", q, k, self._dim, len(self))
+        parts = []
+        if self._forest is not None and self._forest_ids.size:
+            n = min(k + len(self._tombstones), self._forest_ids.size)
+            items = self._forest.get_nns_by_vector(
+                q.tolist(), n, search_k=-1 if self.search_k is None else self.search_k
+            )
+            found = self._forest_ids[np.asarray(items, dtype=np.int64)]
+            if self._tombstones:
+                found = found[[i not in self._tombstones for i in found.tolist()]]
+            parts.append(found)
+        if len(self._overlay):
+            parts.append(self._overlay.ids[top_k(self._overlay.matrix @ q, k)])
+        candidates = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        if candidates.size == 0:
+            return candidates
+        scores = self._all.get(candidates) @ q
+        return candidates[top_k(scores, k)]
+
+    # ------------------------------------------------------------------------------ files
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Save to the folder ``path`` (created if needed); atomic: see the module docstring."""
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        generation = secrets.token_hex(8)
+        forest_file = f"forest-{generation}.ann"
+        if self._forest is not None:
+            self._forest.save(str(folder / forest_file))
+        meta = {
+            "kind": _KIND,
+            "dim": self._dim,
+            "settings": {
+                "n_trees": self.n_trees,
+                "search_k": self.search_k,
+                "rebuild_fraction": self.rebuild_fraction,
+                "min_changes": self.min_changes,
+                "seed": self.seed,
+            },
+            "forest": forest_file if self._forest is not None else None,
+            "num_builds": self.num_builds,
+            "build_seconds": self.build_seconds,
+        }
+        arrays = [
+            self._all.ids.copy(),
+            self._all.matrix.copy(),
+            self._forest_ids,
+            self._overlay.ids.copy(),
+            np.asarray(sorted(self._tombstones), dtype=np.int64),
+        ]
+        write_checkpoint(folder / f"state-{generation}.bbck", meta, arrays)
+        write_checkpoint(folder / _MANIFEST, {"kind": _KIND, "generation": generation}, [])
+        for old in folder.iterdir():
+            if old.name.startswith(("forest-", "state-")) and generation not in old.name:
+                old.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> AnnoyIndex:
+        """Load a folder written by :meth:`save`; the forest file is memory-mapped, not read."""
+        folder = Path(path)
+        manifest, _ = read_checkpoint(folder / _MANIFEST)
+        generation = manifest.get("generation")
+        if manifest.get("kind") != _KIND or not isinstance(generation, str) or not generation.isalnum():
+            raise CheckpointError(
+                f"{os.fspath(path)!r} holds no saved AnnoyIndex. Fix: pass a folder written by AnnoyIndex.save."
+            )
+        meta, arrays = read_checkpoint(folder / f"state-{generation}.bbck")
+        if meta.get("kind") != _KIND or len(arrays) != 5:
+            raise CheckpointError(
+                f"{os.fspath(path)!r}: the index state of generation {generation} is not an AnnoyIndex's."
+            )
+        index = cls(int(meta["dim"]), **meta["settings"])
+        ids, vectors, forest_ids, overlay_ids, tombstones = arrays
+        index._all.add_unchecked(ids, vectors)
+        index._overlay.add_unchecked(overlay_ids, index._all.get(overlay_ids))
+        index._tombstones = set(tombstones.tolist())
+        forest = None
+        if meta["forest"] is not None:
+            forest = _annoy(index._dim)
+            forest.load(str(folder / meta["forest"]))
+        index._install(forest, forest_ids)
+        index.num_builds = int(meta["num_builds"])
+        index.build_seconds = float(meta["build_seconds"])
+        return index

@@ -1,0 +1,119 @@
+"""``HNSWIndex``: approximate MIPS on hnswlib's hierarchical navigable small-world graphs (optional).
+
+hnswlib (the ``hnsw`` extra: ``pip install "bayesbandit[hnsw]"``) inserts items into a built graph
+and marks deleted ones, so no overlay or rebuild is needed; the paper's experiments used HNSW
+(Yang et al., sec. 7). Metric ``"ip"`` (distance ``1 - <q, x>``); ``ef`` is the search effort.
+The graph must never be asked for more neighbours than it has live items, so the live count is
+kept here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
+from bayesbandit.errors import CheckpointError, InvalidInput
+from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_query, check_vectors
+from bayesbandit.index.store import FeatureStore
+
+__all__ = ["HNSWIndex"]
+
+_KIND = "bayesbandit.HNSWIndex"
+
+
+def _hnswlib() -> Any:
+    try:
+        import hnswlib
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError('HNSWIndex needs hnswlib. Fix: pip install "bayesbandit[hnsw]".') from exc
+    return hnswlib
+
+
+class HNSWIndex:
+    """hnswlib graph with incremental adds and mark-deleted removals.
+
+    Parameters
+    ----------
+    dim : int
+    M, ef_construction : int
+        Graph degree and build effort.
+    ef : int
+        Search effort (candidates kept during a query; raised to ``k`` when smaller).
+    seed : int
+    """
+
+    def __init__(self, dim: int, *, M: int = 16, ef_construction: int = 200, ef: int = 50, seed: int = 0) -> None:
+        self._store = FeatureStore(dim)
+        self.M, self.ef_construction, self.ef, self.seed = int(M), int(ef_construction), int(ef), int(seed)
+        self._graph = _hnswlib().Index(space="ip", dim=dim)
+        self._graph.init_index(max_elements=1024, ef_construction=self.ef_construction, M=self.M, random_seed=self.seed)
+        self._graph.set_ef(self.ef)
+
+    @property
+    def dim(self) -> int:
+        return self._store.dim
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._store
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Insert new ids (ids must be non-negative: they are hnswlib's labels); validated first."""
+        ids = check_ids("HNSWIndex.add", ids)
+        vectors = check_vectors("HNSWIndex.add", vectors, ids.size, self.dim)
+        check_new_ids("HNSWIndex.add", ids, self.__contains__)
+        if ids.size and ids.min() < 0:
+            raise InvalidInput("HNSWIndex.add: ids must be non-negative (hnswlib labels). Fix: renumber them.")
+        needed = self._graph.get_current_count() + ids.size
+        if needed > self._graph.get_max_elements():
+            self._graph.resize_index(max(2 * self._graph.get_max_elements(), needed))
+        self._graph.add_items(vectors, ids.astype(np.uint64), replace_deleted=False)
+        self._store.add_unchecked(ids, vectors)
+
+    def remove(self, ids: np.ndarray) -> None:
+        """Mark held ids deleted; validated first."""
+        ids = check_ids("HNSWIndex.remove", ids)
+        check_known_ids("HNSWIndex.remove", ids, self.__contains__)
+        for item in ids.tolist():
+            self._graph.mark_deleted(item)
+        self._store.remove_unchecked(ids)
+
+    def query(self, q: np.ndarray, k: int) -> np.ndarray:
+        """Approximately the ids of the ``min(k, len)`` largest inner products, best first."""
+        q, k = check_query("HNSWIndex.query", q, k, self.dim, len(self))
+        k = min(k, len(self))
+        self._graph.set_ef(max(self.ef, k))
+        labels, _ = self._graph.knn_query(q[None, :], k=k)
+        return labels[0].astype(np.int64)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Save the ids and vectors to a checkpoint in the folder ``path`` (atomic; :meth:`load` re-inserts them)."""
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "kind": _KIND,
+            "dim": self.dim,
+            "M": self.M,
+            "ef_construction": self.ef_construction,
+            "ef": self.ef,
+            "seed": self.seed,
+        }
+        write_checkpoint(folder / "state.bbck", meta, [self._store.ids.copy(), self._store.matrix.copy()])
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> HNSWIndex:
+        """Load a folder written by :meth:`save` (the graph is rebuilt from the saved vectors)."""
+        meta, arrays = read_checkpoint(Path(path) / "state.bbck")
+        if meta.get("kind") != _KIND or len(arrays) != 2:
+            raise CheckpointError(f"{os.fspath(path)!r} holds no saved HNSWIndex.")
+        index = cls(
+            int(meta["dim"]), M=meta["M"], ef_construction=meta["ef_construction"], ef=meta["ef"], seed=meta["seed"]
+        )
+        index.add(arrays[0], arrays[1])
+        return index

@@ -1,0 +1,128 @@
+"""The MIPS index contract, and the validation every engine shares.
+
+An index holds vectors under integer ids and answers maximum-inner-product queries::
+
+    index.add(ids, vectors)        # ids: (n,) int64, new; vectors: (n, dim) finite
+    index.remove(ids)              # ids present in the index
+    top = index.query(q, k)        # (min(k, len(index)),) int64 ids, best first (approximately)
+    len(index), index.dim
+    index.save(path); Engine.load(path)
+
+Ids are the caller's (catalogue item ids), not positions: removing an item never renumbers the
+others. Every public method validates its input before touching any state, so a rejected call
+leaves the index as it was (:class:`~bayesbandit.errors.InvalidInput` naming the argument, what was
+expected, what was given and the fix; :class:`~bayesbandit.errors.UnknownArm` for ids the index
+does not hold). ``query`` on an empty index raises too: no answer is a question the caller must
+handle, not an empty array to fall through.
+
+Approximate engines may return ids whose inner product is below the true top-k; policies therefore
+retrieve a shortlist of ``p`` candidates and rescore them exactly
+(:func:`bayesbandit.index.rescore`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+from bayesbandit.errors import InvalidInput, UnknownArm
+
+__all__ = ["Catalogue", "MIPSIndex", "check_ids", "check_vectors", "check_query", "check_new_ids", "check_known_ids"]
+
+
+class Catalogue(NamedTuple):
+    """Arms as ids and features: what index-backed policies and catalogue environments exchange."""
+
+    ids: np.ndarray  # (K,) int64, unique
+    features: np.ndarray  # (K, d) float64, finite
+
+
+@runtime_checkable
+class MIPSIndex(Protocol):
+    """A maximum-inner-product index over vectors with integer ids (see the module docstring)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, item_id: object) -> bool: ...
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None: ...
+
+    def remove(self, ids: np.ndarray) -> None: ...
+
+    def query(self, q: np.ndarray, k: int) -> np.ndarray: ...
+
+    def save(self, path: str | os.PathLike[str]) -> None: ...
+
+
+def check_ids(where: str, ids: object, name: str = "ids") -> np.ndarray:
+    """``ids`` as a 1-D int64 array without repeats."""
+    arr = np.asarray(ids)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise InvalidInput(
+            f"{where}: the {name!r} argument must be a 1-D array of integer ids. Got shape {arr.shape} and "
+            f"dtype {arr.dtype}. Fix: pass e.g. np.array([3, 7, 12])."
+        )
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size != np.unique(arr).size:
+        values, counts = np.unique(arr, return_counts=True)
+        raise InvalidInput(
+            f"{where}: the {name!r} argument repeats ids {values[counts > 1][:5].tolist()}. Fix: pass each id once."
+        )
+    return arr
+
+
+def check_vectors(where: str, vectors: object, n: int, dim: int, name: str = "vectors") -> np.ndarray:
+    """``vectors`` as a finite float64 ``(n, dim)`` array."""
+    arr = np.asarray(vectors, dtype=np.float64)
+    if arr.shape != (n, dim):
+        raise InvalidInput(
+            f"{where}: the {name!r} argument must have shape ({n}, {dim}) (one row of dimension {dim} per id). "
+            f"Got shape {arr.shape}. Fix: pass one {dim}-dimensional row per id."
+        )
+    if not np.all(np.isfinite(arr)):
+        rows = np.flatnonzero(~np.all(np.isfinite(arr), axis=1))
+        raise InvalidInput(
+            f"{where}: the {name!r} argument has NaN or infinite entries in rows {rows[:5].tolist()}. "
+            "Fix: remove or impute them before adding."
+        )
+    return arr
+
+
+def check_query(where: str, q: object, k: object, dim: int, size: int) -> tuple[np.ndarray, int]:
+    """A finite ``(dim,)`` query and a positive int ``k``; the index must not be empty."""
+    arr = np.asarray(q, dtype=np.float64)
+    if arr.shape != (dim,):
+        raise InvalidInput(
+            f"{where}: the query 'q' must have shape ({dim},). Got shape {arr.shape}. "
+            "Fix: pass one vector of the index's dimension."
+        )
+    if not np.all(np.isfinite(arr)):
+        raise InvalidInput(f"{where}: the query 'q' has NaN or infinite entries. Fix: pass a finite vector.")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise InvalidInput(f"{where}: 'k' must be a positive int. Got {k!r}. Fix: pass e.g. k=30.")
+    if size == 0:
+        raise InvalidInput(f"{where}: the index is empty. Fix: add vectors before querying.")
+    return arr, int(k)
+
+
+def check_new_ids(where: str, ids: np.ndarray, contains: object) -> None:
+    """Raise if any of ``ids`` is already held (``contains(id) -> bool``)."""
+    held = [int(i) for i in ids if contains(int(i))]  # type: ignore[operator]
+    if held:
+        raise InvalidInput(f"{where}: ids {held[:5]} are already in the index. Fix: remove them first, or use new ids.")
+
+
+def check_known_ids(where: str, ids: np.ndarray, contains: object) -> None:
+    """Raise :class:`UnknownArm` if any of ``ids`` is not held."""
+    unknown = [int(i) for i in ids if not contains(int(i))]  # type: ignore[operator]
+    if unknown:
+        raise UnknownArm(
+            f"{where}: ids {unknown[:5]} are not in the index. Fix: pass ids that were added and not yet removed."
+        )

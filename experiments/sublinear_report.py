@@ -1,0 +1,109 @@
+"""Tables and plots of the sublinear-bandit experiments (Yang et al., sec. 7): shared by the CLI experiments.
+
+A table compares each index-backed policy with its exact twin on common random numbers. Times
+follow the paper: *total* is preprocessing (the initial index build) plus the rounds; *excl.
+preprocessing* the rounds only (arrivals, departures, rebuilds, selects, updates). Two speed-ups
+are reported, both against the exact twin's total time:
+
+* the paper's: twin total / method excl. preprocessing (its 72x for Sub-Elim);
+* the fair one: twin total / method total.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+import xarray as xr
+
+__all__ = ["table_rows", "markdown_table", "plot_regret_and_time"]
+
+
+def _twin(name: str, names: list[str]) -> str | None:
+    """The exact twin of a policy named ``Sub-X, p = 30`` is ``Linear X``."""
+    if not name.startswith("Sub-"):
+        return None
+    base = "Linear " + name.split(",")[0].removeprefix("Sub-")
+    return base if base in names else None
+
+
+def table_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """Per policy: regret mean and sd over runs, mean total and excl.-preprocessing seconds, speed-ups."""
+    names = [str(p) for p in ds.policy.values]
+    regret = ds.regret.sum("round")
+    total = ds.total_seconds.mean("run")
+    steps = ds.step_seconds.mean("run")
+    rows = []
+    for name in names:
+        twin = _twin(name, names)
+        row: dict[str, Any] = {
+            "policy": name,
+            "regret": float(regret.sel(policy=name).mean()),
+            "regret_sd": float(regret.sel(policy=name).std(ddof=1)) if ds.sizes["run"] > 1 else float("nan"),
+            "total": float(total.sel(policy=name)),
+            "steps": float(steps.sel(policy=name)),
+            "init": float(ds.init_seconds.sel(policy=name).mean()),
+            "rebuild": float(ds.rebuild_seconds.sel(policy=name).mean()),
+            "per_step_us": 1e6 * float(steps.sel(policy=name)) / ds.sizes["round"],
+        }
+        if twin is not None:
+            base = float(total.sel(policy=twin))
+            row["speedup_paper"] = base / row["steps"]
+            row["speedup_fair"] = base / row["total"]
+        rows.append(row)
+    return rows
+
+
+def markdown_table(rows: list[Mapping[str, Any]]) -> str:
+    """The rows as a markdown table."""
+    lines = [
+        "| policy | regret (mean ± sd) | total s | excl. preprocessing s | build s | rebuild s | per step | "
+        "speed-up, paper's (fair) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        speed = f"×{r['speedup_paper']:.2f} (×{r['speedup_fair']:.2f})" if "speedup_paper" in r else "×1"
+        lines.append(
+            f"| {r['policy']} | {r['regret']:.0f} ± {r['regret_sd']:.0f} | {r['total']:.2f} | {r['steps']:.2f} | "
+            f"{r['init']:.2f} | {r['rebuild']:.2f} | {r['per_step_us']:.0f} µs | {speed} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_regret_and_time(results: Mapping[str, xr.Dataset], path: pathlib.Path) -> pathlib.Path:
+    """One column per table: cumulative regret (mean and a band of one sd), and per-step time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(results), figsize=(4.2 * len(results), 7), squeeze=False)
+    for col, (title, ds) in enumerate(results.items()):
+        top, bottom = axes[0, col], axes[1, col]
+        for name in ds.policy.values:
+            cum = ds.regret.sel(policy=name).cumsum("round")
+            mean, sd = cum.mean("run").values, cum.std("run").values
+            rounds = ds["round"].values + 1
+            (line,) = top.plot(rounds, mean, label=str(name), lw=1.2)
+            top.fill_between(rounds, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
+            per_step = 1e3 * float(ds.step_seconds.sel(policy=name).mean()) / ds.sizes["round"]
+            build = 1e3 * float(ds.init_seconds.sel(policy=name).mean()) / ds.sizes["round"]
+            bottom.bar(str(name), per_step, color=line.get_color())
+            bottom.bar(str(name), build, bottom=per_step, color=line.get_color(), alpha=0.35, hatch="//")
+        top.set_title(title, fontsize=9)
+        top.set_xlabel("round")
+        top.set_ylabel("cumulative regret")
+        top.legend(fontsize=7)
+        bottom.set_ylabel("ms per round (hatched: build, amortised)")
+        bottom.tick_params(axis="x", labelrotation=60, labelsize=7)
+        bottom.set_yscale("log")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def describe_runs(ds: xr.Dataset) -> str:
+    """One line: runs, rounds, seed."""
+    return f"{ds.sizes['run']} runs of {ds.sizes['round']:,} rounds (seed {ds.attrs.get('seed', 0)})"

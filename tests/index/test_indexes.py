@@ -1,0 +1,160 @@
+"""MIPS indexes: exact answers, recall after adds, removes and rebuilds, bad input, atomic saves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bayesbandit.errors import CheckpointError, InvalidInput, UnknownArm
+from bayesbandit.index import AnnoyIndex, ExactIndex, HNSWIndex, recall_at_k
+
+N, D = 5000, 16
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((N + 1000, D)), rng.standard_normal((60, D))
+
+
+def brute_force(ids, vectors, q, k):
+    return ids[np.argsort(-(vectors @ q), kind="stable")[:k]]
+
+
+def test_exact_index_is_brute_force_after_adds_and_removes(data):
+    vectors, queries = data
+    index = ExactIndex(D, dtype=np.float64)
+    ids = np.arange(N) * 3 + 1  # ids are not positions
+    index.add(ids, vectors[:N])
+    gone = ids[::7]
+    index.remove(gone)
+    keep = ~np.isin(ids, gone)
+    for q in queries[:10]:
+        np.testing.assert_array_equal(index.query(q, 10), brute_force(ids[keep], vectors[:N][keep], q, 10))
+    assert len(index) == keep.sum()
+
+
+def engines():
+    return [
+        pytest.param(lambda: AnnoyIndex(D, n_trees=32, search_k=4000, min_changes=0, rebuild_fraction=0.5), id="annoy"),
+        pytest.param(lambda: HNSWIndex(D, ef=100), id="hnsw"),
+    ]
+
+
+@pytest.mark.parametrize("make", engines())
+def test_recall_after_build_adds_removes_and_rebuild(make, data):
+    vectors, queries = data
+    index, exact = make(), ExactIndex(D, dtype=np.float64)
+    ids = np.arange(N)
+    for engine in (index, exact):
+        engine.add(ids, vectors[:N])
+    if isinstance(index, AnnoyIndex):
+        index.rebuild()
+    assert recall_at_k(index, exact, queries, 10) >= 0.9
+    new = np.arange(N, N + 500)
+    for engine in (index, exact):
+        engine.add(new, vectors[N : N + 500])
+    assert recall_at_k(index, exact, queries, 10) >= 0.9
+    gone = np.arange(0, 1000, 2)
+    for engine in (index, exact):
+        engine.remove(gone)
+    assert recall_at_k(index, exact, queries, 10) >= 0.9
+    for q in queries:
+        assert not np.isin(index.query(q, 30), gone).any()
+    if isinstance(index, AnnoyIndex):
+        index.rebuild()
+        assert index.pending == 0
+        assert recall_at_k(index, exact, queries, 10) >= 0.9
+    star = np.array([10**6])
+    index.add(star, 10 * queries[:1])
+    assert index.query(queries[0], 5)[0] == star[0]
+
+
+def test_annoy_rebuilds_when_the_changes_pass_the_threshold(data):
+    vectors, _ = data
+    index = AnnoyIndex(D, n_trees=4, rebuild_fraction=0.1, min_changes=50)
+    index.add(np.arange(1000), vectors[:1000])
+    assert index.num_builds == 1  # 1000 pending > max(100, 50)
+    index.add(np.arange(1000, 1090), vectors[1000:1090])
+    assert index.num_builds == 1 and index.pending == 90
+    index.remove(np.arange(10))  # 100 pending, threshold 0.1 * 1080 = 108
+    assert index.num_builds == 1 and index.pending == 100
+    index.remove(np.arange(10, 20))  # 110 pending > 0.1 * 1070
+    assert index.num_builds == 2 and index.pending == 0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: ExactIndex(3), lambda: AnnoyIndex(3, n_trees=2), lambda: HNSWIndex(3)],
+    ids=["exact", "annoy", "hnsw"],
+)
+def test_bad_input_raises_and_leaves_the_index_unchanged(make):
+    index = make()
+    with pytest.raises(InvalidInput, match="empty"):
+        index.query(np.ones(3), 1)
+    rng = np.random.default_rng(1)
+    index.add(np.arange(20), rng.standard_normal((20, 3)))
+    before = index.query(np.ones(3), 5).tolist()
+    with pytest.raises(UnknownArm, match="99"):
+        index.remove(np.array([1, 99]))
+    with pytest.raises(InvalidInput, match="already"):
+        index.add(np.array([5]), np.ones((1, 3)))
+    with pytest.raises(InvalidInput, match="repeats"):
+        index.add(np.array([30, 30]), np.ones((2, 3)))
+    with pytest.raises(InvalidInput, match="NaN"):
+        index.add(np.array([30]), np.array([[1.0, np.nan, 0.0]]))
+    with pytest.raises(InvalidInput, match="shape"):
+        index.add(np.array([30]), np.ones((1, 4)))
+    with pytest.raises(InvalidInput, match="shape"):
+        index.query(np.ones(4), 5)
+    with pytest.raises(InvalidInput, match="NaN"):
+        index.query(np.array([np.nan, 0, 0]), 5)
+    assert len(index) == 20 and index.query(np.ones(3), 5).tolist() == before
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: ExactIndex(D), lambda: AnnoyIndex(D, n_trees=8, min_changes=10**6)], ids=["exact", "annoy"]
+)
+def test_save_load_round_trip(make, data, tmp_path):
+    vectors, queries = data
+    index = make()
+    index.add(np.arange(2000), vectors[:2000])
+    if isinstance(index, AnnoyIndex):
+        index.rebuild()
+    index.add(np.arange(2000, 2100), vectors[2000:2100])  # overlay
+    index.remove(np.arange(0, 50))  # tombstones
+    path = tmp_path / "catalogue"
+    index.save(path)
+    loaded = type(index).load(path)
+    for q in queries[:10]:
+        np.testing.assert_array_equal(loaded.query(q, 10), index.query(q, 10))
+    assert len(loaded) == len(index)
+
+
+def test_a_crash_mid_save_leaves_the_previous_save_loadable(data, tmp_path, monkeypatch):
+    vectors, queries = data
+    index = AnnoyIndex(D, n_trees=8)
+    index.add(np.arange(1000), vectors[:1000])
+    path = tmp_path / "catalogue"
+    index.save(path)
+    expected = [index.query(q, 10).tolist() for q in queries[:5]]
+    index.add(np.arange(1000, 1500), vectors[1000:1500])
+
+    import bayesbandit.index.annoy as annoy_module
+
+    real = annoy_module.write_checkpoint
+
+    def crash_on_manifest(target, meta, arrays):
+        if str(target).endswith("MANIFEST"):
+            raise OSError("disk full")
+        real(target, meta, arrays)
+
+    monkeypatch.setattr(annoy_module, "write_checkpoint", crash_on_manifest)
+    with pytest.raises(OSError, match="disk full"):
+        index.save(path)
+    monkeypatch.undo()
+    loaded = AnnoyIndex.load(path)
+    assert [loaded.query(q, 10).tolist() for q in queries[:5]] == expected
+    (path / "MANIFEST").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError):
+        AnnoyIndex.load(path)
