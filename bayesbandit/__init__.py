@@ -20,6 +20,7 @@ from bayesbandit._base import (
     register_policy,
 )
 from bayesbandit.agent import Agent
+from bayesbandit.catalogue_agent import CatalogueAgent
 from bayesbandit.inference import (
     BoundModel,
     DenseNewton,
@@ -87,6 +88,7 @@ __all__ = (
     "SubElim",
     "Catalogue",
     "Agent",
+    "CatalogueAgent",
     # environments and simulation
     "envs",
     "simulate",

@@ -20,7 +20,7 @@ from bayesbandit.errors import InvalidInput
 from bayesbandit.index import AnnoyIndex, ExactIndex, HNSWIndex, MIPSIndex
 from bayesbandit.index.protocol import Catalogue, check_ids, check_vectors
 
-__all__ = ["Catalogue", "as_catalogue", "host_rng", "make_index", "INDEX_KINDS"]
+__all__ = ["Catalogue", "as_catalogue", "host_rng", "make_index", "index_class", "INDEX_KINDS"]
 
 INDEX_KINDS = ("annoy", "exact", "hnsw")
 
@@ -58,6 +58,11 @@ def host_rng(key: Any) -> np.random.Generator:
         return key
     data = np.asarray(jax.random.key_data(key)) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     return np.random.default_rng(np.asarray(data, dtype=np.uint32).ravel().tolist())
+
+
+def index_class(kind: str) -> type:
+    """The engine class of ``kind`` (its ``load`` reads a saved index)."""
+    return {"exact": ExactIndex, "annoy": AnnoyIndex, "hnsw": HNSWIndex}[kind]
 
 
 def make_index(kind: str, dim: int, *, n_trees: int, search_k: int | None, seed: int) -> MIPSIndex:

@@ -264,6 +264,44 @@ class SubElim:
             if found is not None:
                 return found, SubElimInfo(True, stage.s, rebuckets, False, len(state))
 
+    def state_parts(self, state: SubElimState) -> tuple[dict[str, Any], list[np.ndarray], dict[str, Any]]:
+        """The state as (JSON meta, arrays, indexes by name), for a checkpoint."""
+        meta = {
+            "t": state.stats.t,
+            "r_low": None if math.isinf(state.r_low) else state.r_low,
+            "leader": state.leader,
+            "eliminated": state.eliminated,
+            "rebuckets": state.rebuckets,
+        }
+        arrays: list[np.ndarray] = [state.stats.v_inv, state.stats.b]
+        indexes: dict[str, Any] = {}
+        for stage in state.stages:
+            keys = np.array([k for k, _ in stage.heap], dtype=np.float64)
+            heap_ids = np.array([i for _, i in stage.heap], dtype=np.int64)
+            arrays += [stage.store.ids.copy(), stage.store.matrix.copy(), keys, heap_ids]
+            if stage.index is not None:
+                indexes[f"stage{stage.s}"] = stage.index
+        return meta, arrays, indexes
+
+    def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray], indexes: dict[str, Any]) -> SubElimState:
+        """The inverse of :meth:`state_parts` (heaps keep their order: they are saved as lists)."""
+        v_inv, b = arrays[:2]
+        stats = RidgeStats(b.size)
+        stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])
+        stages: list[Stage] = []
+        state = SubElimState(stats, stages)
+        for s in range(self.s_max + 1):
+            ids, features, keys, heap_ids = arrays[2 + 4 * s : 6 + 4 * s]
+            stage = Stage(s, b.size, indexes.get(f"stage{s}"))
+            stage.store.add_unchecked(ids, features)
+            stage.heap = list(zip(keys.tolist(), heap_ids.tolist(), strict=True))
+            state.stage_of.update(dict.fromkeys(ids.tolist(), s))
+            stages.append(stage)
+        state.r_low = -math.inf if meta["r_low"] is None else float(meta["r_low"])
+        state.leader = meta["leader"]
+        state.eliminated, state.rebuckets = int(meta["eliminated"]), int(meta["rebuckets"])
+        return state
+
     def update(
         self, state: SubElimState, arms: Any, action: Any, feedback: Any
     ) -> tuple[SubElimState, IndexUpdateInfo]:

@@ -162,6 +162,20 @@ class SubTS:
         scores = state.store.get(shortlist) @ theta
         return int(shortlist[int(np.argmax(scores))]), SubTSInfo(True, shortlist, theta)
 
+    def state_parts(self, state: SubTSState) -> tuple[dict[str, Any], list[np.ndarray], dict[str, Any]]:
+        """The state as (JSON meta, arrays, indexes by name), for a checkpoint."""
+        arrays = [state.stats.v_inv, state.stats.b, state.store.ids.copy(), state.store.matrix.copy()]
+        return {"t": state.stats.t}, arrays, {"index": state.index}
+
+    def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray], indexes: dict[str, Any]) -> SubTSState:
+        """The inverse of :meth:`state_parts`."""
+        v_inv, b, ids, features = arrays
+        stats = RidgeStats(b.size)
+        stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])
+        store = FeatureStore(b.size, capacity=max(ids.size, 1024))
+        store.add_unchecked(ids, features)
+        return SubTSState(stats, store, indexes["index"])
+
     def update(self, state: SubTSState, arms: Any, action: Any, feedback: Any) -> tuple[SubTSState, IndexUpdateInfo]:
         """Add ``(x_action, feedback)`` to the ridge statistics: ``O(d^2)``."""
         item = int(action)
