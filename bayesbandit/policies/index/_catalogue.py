@@ -60,7 +60,7 @@ def host_rng(key: Any) -> np.random.Generator:
     return np.random.default_rng(np.asarray(data, dtype=np.uint32).ravel().tolist())
 
 
-def index_class(kind: str) -> type:
+def index_class(kind: str) -> Any:
     """The engine class of ``kind`` (its ``load`` reads a saved index)."""
     return {"exact": ExactIndex, "annoy": AnnoyIndex, "hnsw": HNSWIndex}[kind]
 
