@@ -1,6 +1,7 @@
 """Test harness: CPU only, float64 on (explicitly: importing bayesbandit changes no JAX setting)."""
 
 import os
+import sys
 
 os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ.setdefault("JAX_ENABLE_X64", "1")
@@ -28,6 +29,9 @@ def _release_compiled_programs():
     ``vm.max_map_count`` (65,530) and the next compilation dies with a segmentation fault."""
     yield
     jax.clear_caches()
+    checks = sys.modules.get("policy_checks")
+    if checks is not None:  # its cached experiments count their traces: drop them with the programs
+        checks.clear_caches()
 
 
 @pytest.fixture

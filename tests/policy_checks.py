@@ -374,6 +374,12 @@ HOST_CHECKS = [
 ]
 
 
+def clear_caches() -> None:
+    """Forget the shared experiments (with JAX's compiled programs: see ``conftest.py``)."""
+    for cached in (experiment, results, host_results):
+        cached.cache_clear()
+
+
 def run_check(check: Callable, case: Case, tmp_path: Any) -> None:
     """Call ``check`` with what it needs."""
     if check is check_save_load:
@@ -382,4 +388,4 @@ def run_check(check: Callable, case: Case, tmp_path: Any) -> None:
         check(case)
 
 
-__all__ = ["Case", "CASES", "CHECKS", "HOST_CASES", "HOST_CHECKS", "run_check"]
+__all__ = ["Case", "CASES", "CHECKS", "HOST_CASES", "HOST_CHECKS", "run_check", "clear_caches"]
