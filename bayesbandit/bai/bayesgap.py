@@ -208,7 +208,8 @@ class BayesGap:
     >>> import jax
     >>> from bayesbandit.bai import BayesGap, StaticInstance
     >>> env = StaticInstance(K=4, gap=1.0, noise_var=1.0)
-    >>> arm, info = BayesGap(kernel="exp", length_scale=1.0).identify(env, env.reset(jax.random.key(0)), 20, jax.random.key(1))
+    >>> identify = jax.jit(BayesGap(kernel="exp", length_scale=1.0).identify, static_argnums=(0, 2))  # one compiled program
+    >>> arm, info = identify(env, env.reset(jax.random.key(0)), 20, jax.random.key(1))
     >>> int(info.pulls), info.theta.shape
     (20, (1, 4))
     """

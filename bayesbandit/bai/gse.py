@@ -134,7 +134,8 @@ class GSE:
     >>> import jax
     >>> from bayesbandit.bai import GSE, AdaptiveInstance
     >>> env = AdaptiveInstance(K=4)
-    >>> arm, info = GSE().identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
+    >>> identify = jax.jit(GSE().identify, static_argnums=(0, 2))  # one compiled program
+    >>> arm, info = identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
     >>> int(info.pulls), info.survivors.shape
     (40, (2, 4))
     """

@@ -255,7 +255,8 @@ class LinGapE:
     >>> import jax
     >>> from bayesbandit.bai import LinGapE, StaticInstance
     >>> env = StaticInstance(K=4, gap=1.0, noise_var=1.0)
-    >>> arm, info = LinGapE().identify(env, env.reset(jax.random.key(0)), 20, jax.random.key(1))
+    >>> identify = jax.jit(LinGapE().identify, static_argnums=(0, 2))  # one compiled program
+    >>> arm, info = identify(env, env.reset(jax.random.key(0)), 20, jax.random.key(1))
     >>> int(info.pulls), info.theta.shape
     (20, (1, 4))
     """

@@ -43,7 +43,8 @@ class MostPulled:
     >>> import jax, bayesbandit as bb
     >>> from bayesbandit.bai import MostPulled, StaticInstance
     >>> env = StaticInstance(K=4, gap=2.0, noise_var=1.0)
-    >>> arm, info = MostPulled(bb.LinUCB()).identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
+    >>> identify = jax.jit(MostPulled(bb.LinUCB()).identify, static_argnums=(0, 2))  # one compiled program
+    >>> arm, info = identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
     >>> int(info.pulls), int(arm)
     (40, 0)
     """

@@ -156,7 +156,8 @@ class ODLinBAI:
     >>> import jax
     >>> from bayesbandit.bai import ODLinBAI, SphereInstance
     >>> env = SphereInstance(K=6, d=4)
-    >>> arm, info = ODLinBAI().identify(env, env.reset(jax.random.key(0)), 60, jax.random.key(1))
+    >>> identify = jax.jit(ODLinBAI().identify, static_argnums=(0, 2))  # one compiled program
+    >>> arm, info = identify(env, env.reset(jax.random.key(0)), 60, jax.random.key(1))
     >>> int(info.pulls) <= 60, info.survivors.shape
     (True, (2, 6))
     """

@@ -148,7 +148,8 @@ class Peace:
     >>> import jax
     >>> from bayesbandit.bai import AdaptiveInstance, Peace
     >>> env = AdaptiveInstance(K=4)
-    >>> arm, info = Peace(num_steps=10).identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
+    >>> identify = jax.jit(Peace(num_steps=10).identify, static_argnums=(0, 2))  # one compiled program
+    >>> arm, info = identify(env, env.reset(jax.random.key(0)), 40, jax.random.key(1))
     >>> int(info.pulls), info.survivors.shape
     (40, (2, 4))
     """

@@ -52,7 +52,8 @@ class SequentialHalving:
     >>> import jax
     >>> from bayesbandit.bai import SequentialHalving, StaticInstance
     >>> env = StaticInstance(K=4, gap=0.3)
-    >>> arm, info = SequentialHalving().identify(env, env.reset(jax.random.key(0)), 30, jax.random.key(1))
+    >>> identify = jax.jit(SequentialHalving().identify, static_argnums=(0, 2))  # one compiled program
+    >>> arm, info = identify(env, env.reset(jax.random.key(0)), 30, jax.random.key(1))
     >>> int(info.pulls)
     30
     """

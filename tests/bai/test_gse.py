@@ -21,6 +21,8 @@ from bayesbandit.envs._common import Instance
 from bayesbandit.errors import InvalidInput
 
 ALLOCATIONS = ["g-optimal", "wynn", "greedy", "uniform", "fw-literal"]
+# CI runs the default design; the others run with -m slow (each compiles a whole GSE program)
+CI_ALLOCATIONS = [a if a == "g-optimal" else pytest.param(a, marks=pytest.mark.slow) for a in ALLOCATIONS]
 
 
 def run_many(algorithm, env, budget, reps, seed=0, fixed=None):
@@ -72,7 +74,7 @@ def test_sequential_halving_spends_exactly_the_budget_and_drop_spends_s_floor():
     assert np.all(np.asarray(info.pulls) == 4 * (97 // 4))
 
 
-@pytest.mark.parametrize("allocation", ALLOCATIONS)
+@pytest.mark.parametrize("allocation", CI_ALLOCATIONS)
 def test_on_the_static_instance_every_gse_design_is_sequential_halving(allocation):
     """One-hot arms: the G-optimal design is uniform, OLS gives the arm means; same pulls, same
     rewards from the stack, same ties, hence the same choice in every paired replication (also with
@@ -126,7 +128,12 @@ def test_the_g_optimal_design_drops_the_disturbing_arm_of_the_adaptive_instance(
 
 
 @pytest.mark.parametrize(
-    "family, model", [("logistic", logistic(10.0)), ("probit", probit(10.0)), ("poisson", poisson(10.0))]
+    "family, model",
+    [
+        ("logistic", logistic(10.0)),
+        pytest.param("probit", probit(10.0), marks=pytest.mark.slow),
+        pytest.param("poisson", poisson(10.0), marks=pytest.mark.slow),
+    ],
 )
 def test_gse_fits_any_reward_program(family, model):
     """The MAP of a logistic, probit or Poisson program per stage, through bind and Newton: spends
