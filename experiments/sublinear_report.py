@@ -72,7 +72,7 @@ def markdown_table(rows: list[Mapping[str, Any]]) -> str:
 
 
 def plot_regret_and_time(results: Mapping[str, xr.Dataset], path: pathlib.Path) -> pathlib.Path:
-    """One column per table: cumulative regret (mean and a band of one sd), and per-step time."""
+    """One column per table: cumulative regret (median and quartiles over runs), and time per round."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -81,23 +81,36 @@ def plot_regret_and_time(results: Mapping[str, xr.Dataset], path: pathlib.Path) 
     fig, axes = plt.subplots(2, len(results), figsize=(4.2 * len(results), 7), squeeze=False)
     for col, (title, ds) in enumerate(results.items()):
         top, bottom = axes[0, col], axes[1, col]
-        for name in ds.policy.values:
+        names = [str(n) for n in ds.policy.values]
+        lows = []
+        for i, name in enumerate(names):
             cum = ds.regret.sel(policy=name).cumsum("round")
-            mean, sd = cum.mean("run").values, cum.std("run").values
+            low, mid, high = (cum.quantile(q, "run").values for q in (0.25, 0.5, 0.75))
             rounds = ds["round"].values + 1
-            (line,) = top.plot(rounds, mean, label=str(name), lw=1.2)
-            top.fill_between(rounds, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
-            per_step = 1e3 * float(ds.step_seconds.sel(policy=name).mean()) / ds.sizes["round"]
-            build = 1e3 * float(ds.init_seconds.sel(policy=name).mean()) / ds.sizes["round"]
-            bottom.bar(str(name), per_step, color=line.get_color())
-            bottom.bar(str(name), build, bottom=per_step, color=line.get_color(), alpha=0.35, hatch="//")
+            (line,) = top.plot(rounds, mid, label=name, lw=1.2)
+            top.fill_between(rounds, low, high, color=line.get_color(), alpha=0.15)
+            steps = 1e3 * float(ds.step_seconds.sel(policy=name).mean()) / ds.sizes["round"]
+            total = 1e3 * float(ds.total_seconds.sel(policy=name).mean()) / ds.sizes["round"]
+            bottom.bar(i - 0.2, steps, width=0.4, color=line.get_color(), label="rounds only" if i == 0 else None)
+            bottom.bar(
+                i + 0.2,
+                total,
+                width=0.4,
+                color=line.get_color(),
+                alpha=0.4,
+                hatch="//",
+                label="with the initial build" if i == 0 else None,
+            )
+            lows.append(min(steps, total))
         top.set_title(title, fontsize=9)
         top.set_xlabel("round")
-        top.set_ylabel("cumulative regret")
+        top.set_ylabel("cumulative regret (median, IQR)")
         top.legend(fontsize=7)
-        bottom.set_ylabel("ms per round (hatched: build, amortised)")
-        bottom.tick_params(axis="x", labelrotation=60, labelsize=7)
         bottom.set_yscale("log")
+        bottom.set_ylim(bottom=0.5 * min(lows))
+        bottom.set_xticks(range(len(names)), names, rotation=60, fontsize=7, ha="right")
+        bottom.set_ylabel("ms per round")
+        bottom.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
