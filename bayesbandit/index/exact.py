@@ -15,7 +15,7 @@ import numpy as np
 from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError
 from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_query, check_vectors
-from bayesbandit.index.store import FeatureStore
+from bayesbandit.index.store import FeatureStore, StoreBacked
 
 __all__ = ["ExactIndex", "top_k"]
 
@@ -29,7 +29,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return part[np.lexsort((part, -scores[part]))]
 
 
-class ExactIndex:
+class ExactIndex(StoreBacked):
     """Exact MIPS by a vectorised scan (see the module docstring).
 
     Parameters
@@ -51,16 +51,6 @@ class ExactIndex:
 
     def __init__(self, dim: int, dtype: np.dtype | type = np.float32) -> None:
         self._store = FeatureStore(dim, dtype=dtype)
-
-    @property
-    def dim(self) -> int:
-        return self._store.dim
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def __contains__(self, item_id: object) -> bool:
-        return item_id in self._store
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add new ids with their vectors (validated first: a rejected call changes nothing)."""

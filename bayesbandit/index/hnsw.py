@@ -18,7 +18,7 @@ import numpy as np
 from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError, InvalidInput
 from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_query, check_vectors
-from bayesbandit.index.store import FeatureStore
+from bayesbandit.index.store import FeatureStore, StoreBacked
 
 __all__ = ["HNSWIndex"]
 
@@ -33,7 +33,7 @@ def _hnswlib() -> Any:
     return hnswlib
 
 
-class HNSWIndex:
+class HNSWIndex(StoreBacked):
     """hnswlib graph with incremental adds and mark-deleted removals.
 
     Parameters
@@ -52,16 +52,6 @@ class HNSWIndex:
         self._graph = _hnswlib().Index(space="ip", dim=dim)
         self._graph.init_index(max_elements=1024, ef_construction=self.ef_construction, M=self.M, random_seed=self.seed)
         self._graph.set_ef(self.ef)
-
-    @property
-    def dim(self) -> int:
-        return self._store.dim
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def __contains__(self, item_id: object) -> bool:
-        return item_id in self._store
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Insert new ids (ids must be non-negative: they are hnswlib's labels); validated first."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_vectors
 
-__all__ = ["FeatureStore"]
+__all__ = ["FeatureStore", "StoreBacked"]
 
 
 class FeatureStore:
@@ -104,3 +104,19 @@ class FeatureStore:
                 self._matrix[row] = self._matrix[last]
                 self._ids[row] = moved
                 self._row[moved] = row
+
+
+class StoreBacked:
+    """Base of indexes whose live vectors are a :class:`FeatureStore` ``_store``: ``dim``, ``len``, ``in``."""
+
+    _store: FeatureStore
+
+    @property
+    def dim(self) -> int:
+        return self._store.dim
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._store
