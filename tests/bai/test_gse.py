@@ -54,7 +54,7 @@ def test_stage_budgets_spread_or_drop_the_leftover():
     assert stage_budgets(83, 3, "drop") == (27, 27, 27)
 
 
-@pytest.mark.parametrize("allocation", ALLOCATIONS)
+@pytest.mark.parametrize("allocation", CI_ALLOCATIONS)
 def test_every_gse_run_spends_exactly_the_budget(allocation):
     """K = 11 (not a power of 2), a budget not divisible by the 4 stages, random sphere instances."""
     env = SphereInstance(K=11, d=5)
