@@ -91,6 +91,57 @@ def test_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch, tm
         pc.run_check(pc.check_save_load, _case(Uniform), tmp_path)
 
 
+class UniformHost(bb.SubTS):
+    """Plays a uniformly random live arm: breaks learning."""
+
+    def select(self, state, arms, key):
+        ids = state.store.ids
+        return int(ids[key.integers(ids.size)]), None
+
+
+class GlobalStreamHost(bb.SubTS):
+    """Draws its exploration from fresh OS entropy, not the generator it is given: breaks same
+    seed, same actions."""
+
+    def select(self, state, arms, key):
+        return super().select(state, arms, np.random.default_rng())
+
+
+class UncheckedHost(bb.SubTS):
+    """Adds arms without validating them: a NaN feature gets in."""
+
+    def add_arms(self, state, ids, features):
+        state.index.add(np.asarray(ids), np.nan_to_num(np.asarray(features, float)))
+        state.store.add_unchecked(np.asarray(ids, np.int64), np.asarray(features, float))
+        return state
+
+
+class StaleIndexHost(bb.SubTS):
+    """Forgets to take removed arms out of its index and store: a removed arm is played again."""
+
+    def remove_arms(self, state, ids):
+        return state
+
+
+BROKEN_HOST_POLICIES = [
+    (pc.check_host_learns, UniformHost),
+    (pc.check_host_same_seed_same_actions, GlobalStreamHost),
+    (pc.check_host_bad_inputs, UncheckedHost),
+    (pc.check_host_catalogue_changes, StaleIndexHost),
+]
+
+
+@pytest.mark.parametrize("check, cls", BROKEN_HOST_POLICIES, ids=[c.__name__ for c, _ in BROKEN_HOST_POLICIES])
+def test_host_check_fails_on_a_broken_policy(check, cls):
+    case = pc.Case(f"broken_{cls.__name__}", lambda: cls(beta=0.5, index="exact"))
+    try:
+        with pytest.raises(AssertionError):
+            check(case)
+    finally:
+        pc.clear_caches()
+
+
 def test_every_check_has_a_breaking_example():
     covered = {check for check, _ in BROKEN_POLICIES} | {pc.check_bad_inputs, pc.check_save_load}
     assert covered == set(pc.CHECKS)
+    assert {check for check, _ in BROKEN_HOST_POLICIES} == set(pc.HOST_CHECKS)

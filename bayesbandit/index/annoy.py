@@ -7,9 +7,10 @@ Here the index is three parts:
 * an **overlay**: the ids added since the build, scanned exactly (one matrix-vector product);
 * **tombstones**: forest ids removed since the build, dropped from the forest's answers.
 
-A query asks the forest for ``k + #tombstones`` neighbours (so ``k`` survive the tombstones even if
-every removed id would have been returned), merges them with the overlay's exact top ``k``, and
-ranks the union by exact inner products. When the overlay and the tombstones together pass
+A query asks the forest for enough neighbours that ``k`` live ones survive the tombstones (about
+``k / (1 - f)`` with a fraction ``f`` tombstoned, asking again for more in the rare case too few
+survive), merges them with the overlay's exact top ``k``, and ranks the union by exact inner
+products. When the overlay and the tombstones together pass
 ``rebuild_fraction`` of the index (and at least ``min_changes``), the next change rebuilds the
 forest over the live vectors: the cost of a build is spread over that many changes, and no call
 rebuilds for a single change.
@@ -26,6 +27,7 @@ replaced atomically last: a crash mid-save leaves the previous save loadable.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
@@ -121,6 +123,10 @@ class AnnoyIndex:
     def __contains__(self, item_id: object) -> bool:
         return item_id in self._all
 
+    def held(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each of ``ids`` is held, a boolean array."""
+        return self._all.held(ids)
+
     @property
     def pending(self) -> int:
         """Changes since the last build: overlay size plus tombstones."""
@@ -131,7 +137,7 @@ class AnnoyIndex:
         """Add new ids (to the overlay, or by a build); validated first, so a rejected call changes nothing."""
         ids = check_ids("AnnoyIndex.add", ids)
         vectors = check_vectors("AnnoyIndex.add", vectors, ids.size, self._dim)
-        check_new_ids("AnnoyIndex.add", ids, self.__contains__)
+        check_new_ids("AnnoyIndex.add", ids, self.held)
         self._all.add_unchecked(ids, vectors)
         self._overlay.add_unchecked(ids, vectors)
         self._maybe_rebuild()
@@ -139,9 +145,9 @@ class AnnoyIndex:
     def remove(self, ids: np.ndarray) -> None:
         """Remove held ids (tombstones for forest ids); validated first."""
         ids = check_ids("AnnoyIndex.remove", ids)
-        check_known_ids("AnnoyIndex.remove", ids, self.__contains__)
+        check_known_ids("AnnoyIndex.remove", ids, self.held)
         self._all.remove_unchecked(ids)
-        in_overlay = np.fromiter((i in self._overlay for i in ids.tolist()), dtype=bool, count=ids.size)
+        in_overlay = self._overlay.held(ids)
         self._overlay.remove_unchecked(ids[in_overlay])
         self._tombstones.update(ids[~in_overlay].tolist())
         self._maybe_rebuild()
@@ -177,14 +183,7 @@ class AnnoyIndex:
         q, k = check_query("AnnoyIndex.query", q, k, self._dim, len(self))
         parts = []
         if self._forest is not None and self._forest_ids.size:
-            n = min(k + len(self._tombstones), self._forest_ids.size)
-            items = self._forest.get_nns_by_vector(
-                q.tolist(), n, search_k=-1 if self.search_k is None else self.search_k
-            )
-            found = self._forest_ids[np.asarray(items, dtype=np.int64)]
-            if self._tombstones:
-                found = found[[i not in self._tombstones for i in found.tolist()]]
-            parts.append(found)
+            parts.append(self._query_forest(q, k))
         if len(self._overlay):
             parts.append(self._overlay.ids[top_k(self._overlay.matrix @ q, k)])
         candidates = np.concatenate(parts) if parts else np.zeros(0, np.int64)
@@ -192,6 +191,31 @@ class AnnoyIndex:
             return candidates
         scores = self._all.get(candidates) @ q
         return candidates[top_k(scores, k)]
+
+    def _query_forest(self, q: np.ndarray, k: int) -> np.ndarray:
+        """The forest's live neighbours of ``q``: at least ``k`` of them when the forest holds that many.
+
+        With a fraction ``f`` of the forest tombstoned, about ``k / (1 - f)`` answers leave ``k``
+        live ones, so that many (plus a margin of two standard deviations) are asked for, and the
+        request doubles in the rare case too few survive: the search effort tracks the live
+        catalogue, not the number of tombstones.
+        """
+        size, dead = self._forest_ids.size, len(self._tombstones)
+        live = size - dead
+        wanted = min(k, live)
+        if wanted == 0:
+            return np.zeros(0, np.int64)
+        fraction = dead / size
+        n = min(size, math.ceil((k + 2.0 * math.sqrt(k * fraction) + 1) / (1.0 - fraction))) if dead else k
+        query = q.tolist()
+        while True:
+            items = self._forest.get_nns_by_vector(query, n, search_k=-1 if self.search_k is None else self.search_k)
+            found = self._forest_ids[np.asarray(items, dtype=np.int64)]
+            if dead:
+                found = found[[i not in self._tombstones for i in found.tolist()]]
+            if found.size >= wanted or n == size:
+                return found
+            n = min(size, 2 * n)
 
     # ------------------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike[str]) -> None:

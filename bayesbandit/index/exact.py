@@ -1,7 +1,7 @@
 """``ExactIndex``: maximum inner product by one scan over contiguous rows, the honest baseline.
 
-A query is one BLAS matrix-vector product over the live rows (``O(K d)``, memory-bound), then
-``argpartition`` for the top ``k`` and a sort of those ``k``. Deletions are swap-removes
+A query is one BLAS matrix-vector product over the live rows (``O(K d)``, memory-bound), then a
+top-``k`` selection (:func:`top_k`) that costs a small fraction of the product. Deletions are swap-removes
 (:class:`~bayesbandit.index.store.FeatureStore`), so the rows stay contiguous. Every speed-up of
 an approximate index is measured against this scan.
 """
@@ -23,10 +23,28 @@ _KIND = "bayesbandit.ExactIndex"
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` largest ``scores``, largest first (ties: the earlier position first)."""
-    k = min(k, scores.size)
-    part = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    return part[np.lexsort((part, -scores[part]))]
+    """Positions of the ``k`` largest ``scores``, largest first, ties broken by the earlier position.
+
+    Short arrays are sorted. Otherwise a threshold no larger than the ``k``-th largest score is found cheaply, the few scores above it
+    are sorted, and the first ``k`` kept. For ``K >> k`` the threshold is the ``k``-th largest of
+    ``8k`` block maxima (each is a distinct score, so at least ``k`` scores reach it): a strided
+    ``max`` and a comparison, several times faster than ``argpartition`` over all ``K`` scores.
+    """
+    n = scores.size
+    k = min(int(k), n)
+    if n <= 256:
+        return np.argsort(-scores, kind="stable")[:k]
+    blocks = 8 * k
+    if n >= 64 * blocks:
+        width = n // blocks
+        maxima = scores[: blocks * width].reshape(blocks, width).max(axis=1)
+        threshold = np.partition(maxima, blocks - k)[blocks - k]
+    elif k < n:
+        threshold = np.partition(scores, n - k)[n - k]
+    else:
+        return np.argsort(-scores, kind="stable")
+    candidates = np.flatnonzero(scores >= threshold)
+    return candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
 
 
 class ExactIndex(StoreBacked):
@@ -56,13 +74,13 @@ class ExactIndex(StoreBacked):
         """Add new ids with their vectors (validated first: a rejected call changes nothing)."""
         ids = check_ids("ExactIndex.add", ids)
         vectors = check_vectors("ExactIndex.add", vectors, ids.size, self.dim)
-        check_new_ids("ExactIndex.add", ids, self.__contains__)
+        check_new_ids("ExactIndex.add", ids, self.held)
         self._store.add_unchecked(ids, vectors)
 
     def remove(self, ids: np.ndarray) -> None:
         """Remove held ids (validated first)."""
         ids = check_ids("ExactIndex.remove", ids)
-        check_known_ids("ExactIndex.remove", ids, self.__contains__)
+        check_known_ids("ExactIndex.remove", ids, self.held)
         self._store.remove_unchecked(ids)
 
     def query(self, q: np.ndarray, k: int) -> np.ndarray:

@@ -57,7 +57,7 @@ class HNSWIndex(StoreBacked):
         """Insert new ids (ids must be non-negative: they are hnswlib's labels); validated first."""
         ids = check_ids("HNSWIndex.add", ids)
         vectors = check_vectors("HNSWIndex.add", vectors, ids.size, self.dim)
-        check_new_ids("HNSWIndex.add", ids, self.__contains__)
+        check_new_ids("HNSWIndex.add", ids, self.held)
         if ids.size and ids.min() < 0:
             raise InvalidInput("HNSWIndex.add: ids must be non-negative (hnswlib labels). Fix: renumber them.")
         needed = self._graph.get_current_count() + ids.size
@@ -69,7 +69,7 @@ class HNSWIndex(StoreBacked):
     def remove(self, ids: np.ndarray) -> None:
         """Mark held ids deleted; validated first."""
         ids = check_ids("HNSWIndex.remove", ids)
-        check_known_ids("HNSWIndex.remove", ids, self.__contains__)
+        check_known_ids("HNSWIndex.remove", ids, self.held)
         for item in ids.tolist():
             self._graph.mark_deleted(item)
         self._store.remove_unchecked(ids)

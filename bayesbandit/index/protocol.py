@@ -5,7 +5,7 @@ An index holds vectors under integer ids and answers maximum-inner-product queri
     index.add(ids, vectors)        # ids: (n,) int64, new; vectors: (n, dim) finite
     index.remove(ids)              # ids present in the index
     top = index.query(q, k)        # (min(k, len(index)),) int64 ids, best first (approximately)
-    len(index), index.dim
+    len(index), index.dim, item in index, index.held(ids)  # membership, one id or a boolean per id
     index.save(path); Engine.load(path)
 
 Ids are the caller's (catalogue item ids), not positions: removing an item never renumbers the
@@ -16,13 +16,13 @@ does not hold). ``query`` on an empty index raises too: no answer is a question 
 handle, not an empty array to fall through.
 
 Approximate engines may return ids whose inner product is below the true top-k; policies therefore
-retrieve a shortlist of ``p`` candidates and rescore them exactly
-(:func:`bayesbandit.index.rescore`).
+retrieve a shortlist of ``p`` candidates and rescore them exactly in float64.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -49,6 +49,8 @@ class MIPSIndex(Protocol):
     def __len__(self) -> int: ...
 
     def __contains__(self, item_id: object) -> bool: ...
+
+    def held(self, ids: np.ndarray) -> np.ndarray: ...
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None: ...
 
@@ -112,17 +114,19 @@ def check_query(where: str, q: object, k: object, dim: int, size: int) -> tuple[
     return arr, int(k)
 
 
-def check_new_ids(where: str, ids: np.ndarray, contains: object) -> None:
-    """Raise if any of ``ids`` is already held (``contains(id) -> bool``)."""
-    held = [int(i) for i in ids if contains(int(i))]  # type: ignore[operator]
-    if held:
-        raise InvalidInput(f"{where}: ids {held[:5]} are already in the index. Fix: remove them first, or use new ids.")
+def check_new_ids(where: str, ids: np.ndarray, held: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Raise if any of ``ids`` is already held (``held(ids)``: a boolean per id)."""
+    already = ids[held(ids)] if ids.size else ids
+    if already.size:
+        raise InvalidInput(
+            f"{where}: ids {already[:5].tolist()} are already in the index. Fix: remove them first, or use new ids."
+        )
 
 
-def check_known_ids(where: str, ids: np.ndarray, contains: object) -> None:
-    """Raise :class:`UnknownArm` if any of ``ids`` is not held."""
-    unknown = [int(i) for i in ids if not contains(int(i))]  # type: ignore[operator]
-    if unknown:
+def check_known_ids(where: str, ids: np.ndarray, held: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Raise :class:`UnknownArm` if any of ``ids`` is not held (``held(ids)``: a boolean per id)."""
+    unknown = ids[~held(ids)] if ids.size else ids
+    if unknown.size:
         raise UnknownArm(
-            f"{where}: ids {unknown[:5]} are not in the index. Fix: pass ids that were added and not yet removed."
+            f"{where}: ids {unknown[:5].tolist()} are not in the index. Fix: pass ids that were added and not yet removed."
         )

@@ -7,6 +7,8 @@ import pytest
 
 from bayesbandit.errors import CheckpointError, InvalidInput, UnknownArm
 from bayesbandit.index import AnnoyIndex, ExactIndex, HNSWIndex, recall_at_k
+from bayesbandit.index.exact import top_k
+from bayesbandit.index.store import FeatureStore
 
 N, D = 5000, 16
 
@@ -19,6 +21,40 @@ def data():
 
 def brute_force(ids, vectors, q, k):
     return ids[np.argsort(-(vectors @ q), kind="stable")[:k]]
+
+
+@pytest.mark.parametrize("n", [1, 7, 500, 40_000])
+@pytest.mark.parametrize("k", [1, 3, 30, 100])
+@pytest.mark.parametrize("ties", [False, True])
+def test_top_k_is_the_first_k_of_a_stable_descending_sort(n, k, ties):
+    rng = np.random.default_rng(n + k)
+    scores = rng.integers(0, 5, n).astype(np.float32) if ties else rng.standard_normal(n).astype(np.float32)
+    expected = np.argsort(-scores, kind="stable")[:k]
+    np.testing.assert_array_equal(top_k(scores, k), expected)
+
+
+def test_feature_store_matches_a_dict_for_dense_negative_and_huge_ids():
+    rng = np.random.default_rng(3)
+    ids = np.concatenate([np.arange(0, 3000, 3), -np.arange(1, 200), 2**40 + np.arange(100), [2**24, 2**24 - 1]])
+    rng.shuffle(ids)
+    vectors = rng.standard_normal((ids.size, 4))
+    store, reference = FeatureStore(4, capacity=16), {}
+    for chunk in np.array_split(np.arange(ids.size), 7):
+        store.add(ids[chunk], vectors[chunk])
+        reference.update(zip(ids[chunk].tolist(), vectors[chunk], strict=True))
+        gone = rng.choice(np.array(list(reference)), size=40, replace=False)
+        store.remove(gone)
+        for item in gone.tolist():
+            del reference[item]
+        keys = np.array(list(reference))
+        np.testing.assert_array_equal(store.get(keys), np.array([reference[i] for i in keys.tolist()]))
+        assert sorted(store.ids.tolist()) == sorted(reference) and len(store) == len(reference)
+        assert not store.held(gone).any() and store.held(keys).all()
+        assert all(int(i) not in store for i in gone) and all(int(i) in store for i in keys[:50])
+    with pytest.raises(UnknownArm):
+        store.remove(gone[:1])
+    with pytest.raises(InvalidInput, match="already"):
+        store.add(keys[:1], np.ones((1, 4)))
 
 
 def test_exact_index_is_brute_force_after_adds_and_removes(data):
@@ -68,6 +104,32 @@ def test_recall_after_build_adds_removes_and_rebuild(make, data):
     star = np.array([10**6])
     index.add(star, 10 * queries[:1])
     assert index.query(queries[0], 5)[0] == star[0]
+
+
+def test_annoy_answers_k_live_ids_however_much_of_the_forest_is_tombstoned(data, monkeypatch):
+    vectors, queries = data
+    index = AnnoyIndex(D, n_trees=8, min_changes=10**6)
+    index.add(np.arange(1000), vectors[:1000])
+    index.rebuild()
+    dead = np.arange(0, 1000, 10)
+    index.remove(dead)  # 10% of the forest tombstoned
+    asked = []
+    real = index._forest.get_nns_by_vector
+
+    def spy(q, n, search_k):
+        asked.append(n)
+        return real(q, n, search_k=search_k)
+
+    monkeypatch.setattr(index, "_forest", type("Spy", (), {"get_nns_by_vector": staticmethod(spy)})())
+    for q in queries[:20]:
+        answer = index.query(q, 10)
+        assert answer.size == 10 and not np.isin(answer, dead).any()
+    assert max(asked) < 40  # about k / 0.9 plus a margin, not k + 100 tombstones
+    monkeypatch.undo()
+    live = np.setdiff1d(np.arange(1000), dead)
+    index.remove(live[5:])  # 5 live ids left among 1000 forest items
+    for q in queries[:5]:
+        assert sorted(index.query(q, 10).tolist()) == live[:5].tolist()
 
 
 def test_annoy_rebuilds_when_the_changes_pass_the_threshold(data):

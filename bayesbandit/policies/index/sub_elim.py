@@ -79,6 +79,10 @@ class SubElimState:
     def __contains__(self, item: object) -> bool:
         return item in self.stage_of
 
+    def held(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each of ``ids`` is a live arm, a boolean array."""
+        return np.fromiter((i in self.stage_of for i in ids.tolist()), dtype=bool, count=ids.size)
+
 
 class SubElimInfo(NamedTuple):
     """What ``SubElim.select`` reports."""
@@ -174,7 +178,7 @@ class SubElim:
         where = f"{type(self).__name__}.add_arms"
         ids = check_ids(where, ids)
         features = check_vectors(where, features, ids.size, state.stats.d, "features")
-        check_new_ids(where, ids, state.__contains__)
+        check_new_ids(where, ids, state.held)
         self._place(state, ids, features)
         return state
 
@@ -309,6 +313,6 @@ class SubElim:
         item = int(action)
         if item not in state.stage_of:
             raise UnknownArm(f"{type(self).__name__}.update: arm id {item} is not a live arm of the catalogue.")
-        x = state.stages[state.stage_of[item]].store.get(np.array([item]))[0]
+        x = state.stages[state.stage_of[item]].store.vector(item)
         state.stats.update(x, float(feedback))
         return state, IndexUpdateInfo(bool(np.all(np.isfinite(state.stats.theta))))

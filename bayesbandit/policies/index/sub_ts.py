@@ -136,7 +136,7 @@ class SubTS:
         where = f"{type(self).__name__}.add_arms"
         ids = check_ids(where, ids)
         features = check_vectors(where, features, ids.size, state.store.dim, "features")
-        check_new_ids(where, ids, state.store.__contains__)
+        check_new_ids(where, ids, state.store.held)
         state.index.add(ids, features)
         state.store.add_unchecked(ids, features)
         return state
@@ -145,7 +145,7 @@ class SubTS:
         """Arms leaving the catalogue (Alg. 4 line 6); validated first."""
         where = f"{type(self).__name__}.remove_arms"
         ids = check_ids(where, ids)
-        check_known_ids(where, ids, state.store.__contains__)
+        check_known_ids(where, ids, state.store.held)
         state.index.remove(ids)
         state.store.remove_unchecked(ids)
         return state
@@ -181,5 +181,5 @@ class SubTS:
         item = int(action)
         if item not in state.store:
             raise UnknownArm(f"{type(self).__name__}.update: arm id {item} is not in the catalogue.")
-        state.stats.update(state.store.get(np.array([item]))[0], float(feedback))
+        state.stats.update(state.store.vector(item), float(feedback))
         return state, IndexUpdateInfo(bool(np.all(np.isfinite(state.stats.theta))))
