@@ -32,7 +32,8 @@ Two kinds, declared by the class attribute ``kind``:
 
 Optional capabilities are protocols of their own, checked with ``isinstance``:
 :class:`ModelBased` (a policy acting on a reward program, whose posterior the diagnostics can
-compare with NUTS) and :class:`Buffered` (a state whose row buffer grows outside ``jit``).
+compare with NUTS), :class:`Buffered` (a state whose row buffer grows outside ``jit``) and
+:class:`Combinatorial` (an action that is a super arm over ``blocks`` copies of the arms).
 
 Environments
 ------------
@@ -67,6 +68,7 @@ __all__ = [
     "HostPolicy",
     "ModelBased",
     "Buffered",
+    "Combinatorial",
     "Explains",
     "Env",
     "register_policy",
@@ -169,6 +171,23 @@ class Buffered(Protocol):
     def filled(self, state: Any) -> int: ...
 
     def reserve(self, state: Any, num_rows: int) -> Any: ...
+
+
+@runtime_checkable
+class Combinatorial(Protocol):
+    """A policy whose action is a super arm: lifted indices ``j K + i`` into ``blocks`` copies of the ``K`` arms.
+
+    ``check_arms(K)`` raises :class:`~bayesbandit.errors.InvalidInput` when its oracle cannot fill
+    a super arm from ``K`` arms (``k > K``, or ``blocks * k > K`` for an exclusive assignment);
+    ``action_shape`` is ``(blocks * k,)``.
+    """
+
+    blocks: int
+
+    @property
+    def action_shape(self) -> tuple[int, ...]: ...
+
+    def check_arms(self, num_arms: int) -> None: ...
 
 
 class Env(Protocol):

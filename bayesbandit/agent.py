@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import Buffered, Explains, ModelBased, policy_kind
+from bayesbandit._base import Buffered, Combinatorial, Explains, ModelBased, policy_kind
 from bayesbandit._typing import ArrayLike
 from bayesbandit.checkpoint import array_fingerprint, program_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
@@ -198,6 +198,8 @@ class Agent:
         else:
             arms_np = check_arms(arms, dim=self.d)
             arms_device = jnp.asarray(arms_np)
+        if isinstance(self.policy, Combinatorial):
+            self.policy.check_arms(arms_np.shape[0])
         select, _ = self._executables(self.state, arms_device)
         key, action, info = select(self.state, arms_device, self._key)
         self._key = key
@@ -224,7 +226,10 @@ class Agent:
                 "update(action, reward) on a contextual agent needs a previous select(arms): the action indexes "
                 "those arms. Fix: call select(arms) first; the agent state was not changed."
             )
-        index = check_action(action, arms.shape[0], self._action_shape or ())
+        copies, shape = 1, self._action_shape or ()
+        if isinstance(self.policy, Combinatorial):
+            copies, shape = self.policy.blocks, self.policy.action_shape
+        index = check_action(action, copies * arms.shape[0], shape)
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, 1) if isinstance(self.policy, Buffered) else self.state
         arms_device = self._arms_device if self._arms is not None else jnp.asarray(arms)

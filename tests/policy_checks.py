@@ -27,6 +27,7 @@ from bayesbandit.models import logistic
 import bayesbandit as bb
 import bayesbandit.agent as agent_module
 from bayesbandit.errors import InvalidInput
+from bayesbandit.oracles import ExclusiveAssignment, TopK
 
 K, D, HORIZON, RUNS = 100, 10, 2000, 8
 AGENT_K, AGENT_D = 6, 3
@@ -374,18 +375,190 @@ HOST_CHECKS = [
 ]
 
 
+# ------------------------------------------------------------------------------ combinatorial policies
+# Super-arm policies (semi-bandit feedback, bayesbandit.Combinatorial): one line each, the checks below.
+COMB_K, COMB_N, COMB_D, COMB_HORIZON = 3, 20, 4, 300
+
+COMB_CASES = [
+    Case("c2ucb", lambda: bb.C2UCB(oracle=TopK(COMB_K), lam=1.0, alpha=0.5)),
+    Case("pc2ucb", lambda: bb.PC2UCB(oracle=TopK(COMB_K), lam=1.0, alpha=0.5, c=1.0)),
+    Case("round_ts", lambda: bb.RoundTS(oracle=TopK(COMB_K), lam=1.0, v=0.3)),
+    Case("arm_ts", lambda: bb.ArmTS(oracle=TopK(COMB_K), lam=1.0, v=0.3)),
+    Case("arm_ts_literal", lambda: bb.ArmTS(oracle=TopK(COMB_K), lam=1.0, v=0.3, literal=True)),
+    Case("comb_greedy", lambda: bb.CombGreedy(oracle=TopK(COMB_K), lam=1.0)),
+    Case("comb_lin_ucb", lambda: bb.CombLinUCB(oracle=TopK(COMB_K), prior_var=1.0, noise_var=0.25, c=1.0)),
+    Case("comb_lin_ts", lambda: bb.CombLinTS(oracle=TopK(COMB_K), prior_var=1.0, noise_var=0.09)),
+    Case("c2ucb_blocks", lambda: bb.C2UCB(oracle=ExclusiveAssignment(2), blocks=2, lam=1.0, alpha=0.5)),
+]
+
+
+def comb_problem(key: jax.Array, blocks: int) -> tuple[jax.Array, jax.Array]:
+    """``N`` arms on the unit sphere in ``R^d`` and one ``theta*`` per block; returns (arms, means (M, N))."""
+    k_arms, k_theta = jax.random.split(key)
+    arms = jax.random.normal(k_arms, (COMB_N, COMB_D))
+    arms = arms / jnp.linalg.norm(arms, axis=1, keepdims=True)
+    theta = jax.random.normal(k_theta, (blocks, COMB_D)) / jnp.sqrt(COMB_D)
+    return arms, theta @ arms.T
+
+
+@functools.cache
+def comb_experiment(case: Case) -> tuple[Callable, list]:
+    """(jitted vmapped experiment, trace counter): Gaussian rewards (sd 0.3), regret against the oracle."""
+    policy = case.make()
+    traces: list[int] = []
+
+    def one_run(key):
+        k_problem, k_rounds = jax.random.split(key)
+        arms, means = comb_problem(k_problem, policy.blocks)
+        flat = means.reshape(-1)
+        best = jnp.sum(flat[policy.oracle(means, jax.random.PRNGKey(0))])
+        state = policy.init(arms)
+
+        def step(state, k):
+            k_select, k_reward = jax.random.split(k)
+            action, _ = policy.select(state, arms, k_select)
+            reward = flat[action] + 0.3 * jax.random.normal(k_reward, action.shape)
+            state, _ = policy.update(state, arms, action, reward)
+            return state, (action, best - jnp.sum(flat[action]))
+
+        state, (actions, regret) = jax.lax.scan(step, state, jax.random.split(k_rounds, COMB_HORIZON))
+        uniform = best - policy.action_shape[0] * jnp.mean(flat)
+        return actions, regret, uniform, state
+
+    def counted(keys):
+        traces.append(1)
+        return jax.vmap(one_run)(keys)
+
+    return jax.jit(counted), traces
+
+
+@functools.cache
+def comb_results(case: Case, seed: int = 0) -> tuple:
+    fn, _ = comb_experiment(case)
+    try:
+        out = fn(run_keys(seed))
+    except Exception as exc:
+        raise AssertionError(f"{case.name}: the policy does not run under jit(vmap(scan)): {exc!r}") from exc
+    return jax.tree.map(np.asarray, out)
+
+
+def comb_play(agent: bb.Agent, rounds: int, seed: int) -> list:
+    """Rounds with Gaussian per-arm rewards from a seeded generator; returns the actions."""
+    rng = np.random.default_rng(seed)
+    arms, means = (np.asarray(a) for a in comb_problem(jax.random.PRNGKey(7), agent.policy.blocks))
+    actions = []
+    for _ in range(rounds):
+        action = agent.select()
+        agent.update(action, means.reshape(-1)[action] + 0.3 * rng.standard_normal(action.shape))
+        actions.append(action.tolist())
+    return actions
+
+
+def comb_agent(case: Case, seed: int = 0) -> bb.Agent:
+    return bb.Agent(case.make(), arms=np.asarray(comb_problem(jax.random.PRNGKey(7), 1)[0]), seed=seed)
+
+
+def check_comb_runs_compiled(case: Case) -> None:
+    """jit(vmap(scan)), traced once: super arms of the right shape, distinct copies in range, finite state."""
+    actions, _, _, state = comb_results(case)
+    policy = case.make()
+    size, copies = policy.action_shape[0], policy.blocks * COMB_N
+    assert actions.shape == (RUNS, COMB_HORIZON, size), f"{case.name}: actions of shape {actions.shape}"
+    assert np.all((actions >= 0) & (actions < copies)), f"{case.name}: an index outside [0, M N)"
+    assert all(len(set(row)) == size for row in actions.reshape(-1, size).tolist()), f"{case.name}: a repeated pick"
+    assert all(np.all(np.isfinite(x)) for x in jax.tree.leaves(state) if np.issubdtype(x.dtype, np.floating))
+    fn, traces = comb_experiment(case)
+    other = jax.tree.map(np.asarray, fn(run_keys(1)))
+    assert not np.array_equal(actions, other[0]), f"{case.name}: other keys gave the same actions"
+    assert len(traces) == 1 and fn._cache_size() == 1, f"{case.name}: the experiment was traced {len(traces)} times"
+
+
+def check_comb_same_key_same_actions(case: Case) -> None:
+    """Same key, same super arms (vmapped runs 0 and 1; two agents with one seed)."""
+    actions = comb_results(case)[0]
+    assert np.array_equal(actions[0], actions[1]), f"{case.name}: one key gave two action sequences"
+    a = comb_play(comb_agent(case, seed=3), 6, seed=1)
+    agent_module._jitted.cache_clear()
+    b = comb_play(comb_agent(case, seed=3), 6, seed=1)
+    assert a == b, f"{case.name}: two agents with seed 3 chose differently"
+
+
+def check_comb_learns(case: Case) -> None:
+    """Regret well below uniform play's, and lower per round in the second half than in the first."""
+    _, regret, uniform, _ = comb_results(case)
+    regret, uniform = regret[1:], uniform[1:]
+    ratio = regret.sum(1).mean() / (COMB_HORIZON * uniform).mean()
+    assert ratio < 0.3, f"{case.name}: regret is {ratio:.2f}x uniform's"
+    first, second = regret[:, : COMB_HORIZON // 2].mean(), regret[:, COMB_HORIZON // 2 :].mean()
+    assert second < first, f"{case.name}: regret per round did not fall ({first:.4f} -> {second:.4f})"
+
+
+def check_comb_bad_inputs(case: Case) -> None:
+    """Too few arms for a super arm, feedback of the wrong length or NaN, bad actions, NaN features:
+    InvalidInput through the Agent, the state unchanged."""
+    agent = comb_agent(case)
+    comb_play(agent, 2, seed=0)
+    action = agent.select()
+    size = action.size
+    for feedback, what in (
+        (np.ones(size + 1), "feedback of the wrong length"),
+        (np.ones(1), "one reward for a super arm"),
+        (np.full(size, np.nan), "NaN feedback"),
+    ):
+        _rejects(agent, lambda a, f=feedback: a.update(action, f), what)
+    for bad, what in (
+        (action[:-1], "a short super arm"),
+        (np.full(size, agent.policy.blocks * COMB_N), "an index past M N"),
+        (np.zeros(size, np.int64), "a repeated index"),
+    ):
+        _rejects(agent, lambda a, b=bad: a.update(b, np.ones(size)), what)
+    tiny = bb.Agent(case.make(), d=COMB_D, seed=0)
+    _rejects(tiny, lambda a: a.select(np.ones((COMB_K - 1, COMB_D))), "fewer arms than a super arm needs")
+    _rejects(tiny, lambda a: a.select(np.full((COMB_N, COMB_D), np.nan)), "NaN features")
+
+
+def check_comb_save_load(case: Case, tmp_path: Any) -> None:
+    """An agent saved and loaded continues bit for bit."""
+    agent = comb_agent(case)
+    comb_play(agent, 4, seed=1)
+    path = tmp_path / f"{case.name}.bb"
+    agent.save(path)
+    loaded = bb.Agent.load(path, case.make())
+    assert _same_tree(agent.state, loaded.state), f"{case.name}: the loaded state differs"
+    assert comb_play(agent, 4, seed=2) == comb_play(loaded, 4, seed=2), f"{case.name}: diverged after loading"
+
+
+COMB_CHECKS = [
+    check_comb_runs_compiled,
+    check_comb_same_key_same_actions,
+    check_comb_learns,
+    check_comb_bad_inputs,
+    check_comb_save_load,
+]
+
+
 def clear_caches() -> None:
     """Forget the shared experiments (with JAX's compiled programs: see ``conftest.py``)."""
-    for cached in (experiment, results, host_results):
+    for cached in (experiment, results, host_results, comb_experiment, comb_results):
         cached.cache_clear()
 
 
 def run_check(check: Callable, case: Case, tmp_path: Any) -> None:
     """Call ``check`` with what it needs."""
-    if check is check_save_load:
+    if check in (check_save_load, check_comb_save_load):
         check(case, tmp_path)
     else:
         check(case)
 
 
-__all__ = ["Case", "CASES", "CHECKS", "HOST_CASES", "HOST_CHECKS", "run_check", "clear_caches"]
+__all__ = [
+    "Case",
+    "CASES",
+    "CHECKS",
+    "HOST_CASES",
+    "HOST_CHECKS",
+    "COMB_CASES",
+    "COMB_CHECKS",
+    "run_check",
+    "clear_caches",
+]

@@ -6,9 +6,11 @@ family                 policies
 ``glm/``               GLMTSL, GLMFPL, GLMUCB, UCBGLM, EpsilonGreedy (+ ``theory``)
 ``linear/``            LinTS, LinUCB
 ``index/``             SubTS, SubElim: host-side, over a MIPS index of a changing catalogue
+``comb/``              C2UCB, PC2UCB, RoundTS, ArmTS, CombGreedy, CombLinUCB, CombLinTS: super arms
 =====================  ===========================================================
 """
 
+from bayesbandit.policies.comb import C2UCB, PC2UCB, ArmTS, CombGreedy, CombLinTS, CombLinUCB, RoundTS
 from bayesbandit.policies.glm import (
     GLMFPL,
     GLMTSL,
@@ -52,4 +54,11 @@ __all__ = [
     "SubTSInfo",
     "SubElim",
     "SubElimInfo",
+    "C2UCB",
+    "PC2UCB",
+    "RoundTS",
+    "ArmTS",
+    "CombGreedy",
+    "CombLinUCB",
+    "CombLinTS",
 ]

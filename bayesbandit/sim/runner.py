@@ -16,7 +16,7 @@ import jax
 import numpy as np
 import xarray as xr
 
-from bayesbandit._base import ModelBased, policy_kind
+from bayesbandit._base import Combinatorial, ModelBased, policy_kind
 from bayesbandit.envs._common import describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.host import run_host
@@ -130,6 +130,8 @@ def simulate(
     for policy in named.values():
         if isinstance(policy, ModelBased):
             policy.check_program(env.d)
+        if isinstance(policy, Combinatorial):
+            policy.check_arms(env.K)
     keys = key_streams(seed, runs)
     if progress is None:
         progress = runs * horizon * len(named) >= _AUTO_PROGRESS

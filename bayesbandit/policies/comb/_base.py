@@ -1,0 +1,209 @@
+"""What every combinatorial semi-bandit policy shares: scoring ``(M, N)``, the oracle, the ridge state.
+
+Each round the policy sees the features of ``N`` arms (``arms``, shape ``(N, d)``), scores every
+arm in each of ``M`` blocks (``blocks``; one ridge model per block, ``M = 1`` for plain top-k),
+and an exact oracle (:mod:`bayesbandit.oracles`) turns the ``(M, N)`` scores into a super arm:
+the *lifted* indices ``j N + i`` (block ``j``, arm ``i``), shape ``(M k,)``. Feedback is one
+reward per chosen copy (semi-bandit feedback), with the action's shape.
+
+Takemura and Ito's lifting of the promotion problem (sec. VII-A2) puts ``x_i`` in the ``j``-th
+``d``-block of a ``dM`` vector; its Gram matrix is block-diagonal, so it *is* ``M`` independent
+ridge models that share hyper-parameters, and that is how it is stored here.
+
+The shared ridge state (Alg. 1/2 lines 2-3, 15-16) per block ``j``::
+
+    V_j = lam I + sum_{picks (j, i)} x_i x_i^T        b_j = sum_{picks (j, i)} r_i x_i
+
+updated once per round with all of the round's picks (the model is batched: no update inside a
+round). ``select`` factors ``V_j = L_j L_j^T`` once; ``theta_hat_j = V_j^{-1} b_j`` and the widths
+``||x||_{V_j^{-1}} = ||L_j^{-1} x||`` come from triangular solves; ``V^{-1}`` is never formed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, ClassVar, Literal, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from bayesbandit._base import RewardSupport
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.errors import InvalidInput
+from bayesbandit.validation import check_int, check_scalar
+
+__all__ = [
+    "CombState",
+    "CombInfo",
+    "CombUpdateInfo",
+    "CombPolicy",
+    "RidgeCombPolicy",
+    "block_moments",
+    "widths",
+    "feature_dimension",
+]
+
+
+class CombState(NamedTuple):
+    """Per-block ridge statistics of a combinatorial policy."""
+
+    precision: Array  # (M, d, d) V_j = lam I + sum x x^T
+    b: Array  # (M, d) sum r x
+    t: Array  # () int32, rounds observed
+
+
+class CombInfo(NamedTuple):
+    """What a combinatorial ``select`` reports."""
+
+    converged: Array  # () bool: every score is finite
+    scores: Array  # (M, N) the scores the oracle maximised
+
+
+class CombUpdateInfo(NamedTuple):
+    """What a combinatorial ``update`` reports."""
+
+    converged: Array  # () bool: recorded, and the statistics stayed finite
+    recorded: Array  # () bool: every index was in [0, M N) and the feedback finite
+
+
+def block_moments(arms: Array, action: Array, feedback: Array, blocks: int) -> tuple[Array, Array, Array]:
+    """``(sum x x^T, sum r x)`` per block over the picks ``action`` (lifted indices), and their validity.
+
+    Returns ``(M, d, d)``, ``(M, d)`` and a boolean: every index in ``[0, M N)``.
+    """
+    n = arms.shape[0]
+    valid = jnp.all((action >= 0) & (action < blocks * n))
+    block, arm = jnp.divmod(jnp.clip(action, 0, blocks * n - 1), n)
+    x = arms[arm]
+    one_hot = jax.nn.one_hot(block, blocks, dtype=arms.dtype)  # (Mk, M)
+    gram = jnp.einsum("am,ai,aj->mij", one_hot, x, x)
+    moment = jnp.einsum("am,a,ai->mi", one_hot, feedback.astype(arms.dtype), x)
+    return gram, moment, valid
+
+
+def widths(chol: Array, arms: Array) -> Array:
+    """``||x_i||_{V_j^{-1}} = ||L_j^{-1} x_i||`` for every block and arm: ``(M, N)``, ``O(M N d^2)``."""
+    half = jax.vmap(lambda c: jax.scipy.linalg.solve_triangular(c, arms.T, lower=True))(chol)
+    return jnp.sqrt(jnp.sum(half**2, axis=1))
+
+
+@dataclass(frozen=True)
+class CombPolicy:
+    """Base of every combinatorial policy: the oracle call and the checks; ``scores`` and the state differ.
+
+    ``oracle`` (static) picks the super arm from the ``(M, N)`` scores, e.g.
+    :class:`bayesbandit.oracles.TopK` or :class:`bayesbandit.oracles.ExclusiveAssignment`;
+    ``blocks`` is ``M``.
+    """
+
+    kind: ClassVar[Literal["jax"]] = "jax"
+
+    _: KW_ONLY
+    oracle: Any
+    blocks: int = 1
+
+    def _check_common(self) -> None:
+        name = type(self).__name__
+        check_int(name, "blocks", self.blocks, low=1)
+        if not callable(self.oracle) or not callable(getattr(self.oracle, "check", None)):
+            raise InvalidInput(
+                f"{name}: 'oracle' must be an oracle from bayesbandit.oracles (callable, with check). "
+                f"Got {self.oracle!r}. Fix: pass e.g. oracle=bayesbandit.oracles.TopK(k=10)."
+            )
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        """``(M k,)``: one lifted index per chosen copy."""
+        return (self.blocks * self.oracle.k,)
+
+    def check_arms(self, num_arms: int) -> None:
+        """Raise :class:`~bayesbandit.errors.InvalidInput` if the oracle cannot fill a super arm from ``num_arms``."""
+        self.oracle.check(self.blocks, int(num_arms))
+
+    def reward_support(self, d: int) -> RewardSupport:
+        """Any real reward per chosen arm (the model is linear)."""
+        return RewardSupport(None, "any real number")
+
+    def select(self, state: Any, arms: Array, key: PRNGKey) -> tuple[Array, CombInfo]:
+        """Score every arm in every block, then let the oracle pick the super arm ``(M k,)``."""
+        arms = jnp.asarray(arms, dtype=self._dtype(state))
+        key_scores, key_oracle = jax.random.split(key)
+        scores = self.scores(state, arms, key_scores)
+        action = self.oracle(scores, key_oracle)
+        return action, CombInfo(jnp.all(jnp.isfinite(scores)), scores)
+
+    def scores(self, state: Any, arms: Array, key: PRNGKey) -> Array:
+        """The ``(M, N)`` scores the oracle maximises."""
+        raise NotImplementedError
+
+    def _dtype(self, state: Any) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class RidgeCombPolicy(CombPolicy):
+    """Base of the policies on the ridge state of the module docstring (all but CombLinUCB / CombLinTS).
+
+    ``lam`` (> 0) is the ridge; ``scores_from`` gets the factors and estimates.
+    """
+
+    _: KW_ONLY
+    lam: float = 1.0
+
+    def _check_common(self) -> None:
+        super()._check_common()
+        check_scalar(type(self).__name__, "lam", self.lam, low=0.0, low_open=True)
+
+    def init(
+        self,
+        arms: ArrayLike | None = None,
+        *,
+        d: int | None = None,
+        capacity: int | None = None,
+        key: PRNGKey | None = None,
+    ) -> CombState:
+        """``V_j = lam I``, ``b_j = 0`` for each block; ``d`` from ``arms`` (N, d) or given."""
+        d = feature_dimension(type(self).__name__, arms, d)
+        eye = jnp.eye(d)
+        return CombState(
+            self.lam * jnp.broadcast_to(eye, (self.blocks, d, d)),
+            jnp.zeros((self.blocks, d)),
+            jnp.asarray(0, jnp.int32),
+        )
+
+    def _dtype(self, state: Any) -> Any:
+        return state.b.dtype
+
+    def update(self, state: CombState, arms: Array, action: Array, feedback: Array) -> tuple[CombState, CombUpdateInfo]:
+        """``V_j += sum x x^T``, ``b_j += sum r x`` over the round's picks of block ``j`` (Alg. 1 lines 15-16).
+
+        Indices outside ``[0, M N)`` or non-finite feedback leave the state unchanged (``recorded``).
+        """
+        arms = jnp.asarray(arms, dtype=state.b.dtype)
+        feedback = jnp.asarray(feedback, dtype=state.b.dtype)
+        gram, moment, valid = block_moments(arms, action, feedback, self.blocks)
+        new = CombState(state.precision + gram, state.b + moment, state.t + 1)
+        recorded = valid & jnp.all(jnp.isfinite(feedback))
+        keep = recorded & jnp.all(jnp.isfinite(new.b)) & jnp.all(jnp.isfinite(new.precision))
+        new = jax.tree.map(lambda n, o: jnp.where(keep, n, o), new, state)
+        return new, CombUpdateInfo(keep, recorded)
+
+    def scores(self, state: CombState, arms: Array, key: PRNGKey) -> Array:
+        chol = jnp.linalg.cholesky(state.precision)
+        theta_hat = jax.vmap(lambda c, b: jax.scipy.linalg.cho_solve((c, True), b))(chol, state.b)
+        return self.scores_from(chol, theta_hat, arms, key, state.t)
+
+    def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
+        """Scores from the factors ``L_j`` (M, d, d), the estimates (M, d), the arms (N, d) and the round."""
+        raise NotImplementedError
+
+
+def feature_dimension(owner: str, arms: ArrayLike | None, d: int | None) -> int:
+    if arms is not None:
+        shape = jnp.shape(arms)
+        if len(shape) != 2:
+            raise InvalidInput(
+                f"{owner}.init: 'arms' must have shape (N, d). Got shape {shape}. Fix: pass one feature row per arm."
+            )
+        return int(shape[1])
+    return check_int(f"{owner}.init", "d", d, low=1)

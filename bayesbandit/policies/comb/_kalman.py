@@ -1,0 +1,92 @@
+"""The Gaussian-posterior state of Wen, Kveton and Ashkan's CombLinUCB and CombLinTS (ICML 2015).
+
+Per block ``j``, a prior ``theta_j ~ N(0, prior_var I)`` and observations ``r = x^T theta_j +
+N(0, noise_var)`` give the posterior ``N(mean_j, cov_j)``, kept in their Kalman form: each observed
+pick ``(j, x, r)`` of the round, one after the other (their Alg. 2 lines 12-14, Alg. 3),
+
+    g = cov_j x / (x^T cov_j x + noise_var)
+    mean_j <- mean_j + g (r - x^T mean_j)
+    cov_j  <- cov_j - g x^T cov_j
+
+After any observations ``cov_j = noise_var (lam_eff I + sum x x^T)^{-1}`` and ``mean_j = (lam_eff
+I + sum x x^T)^{-1} sum r x`` with ``lam_eff = noise_var / prior_var``: the ridge state of C2UCB and
+round-wise TS in another parameterisation (the tests check it step by step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.policies.comb._base import CombPolicy, CombUpdateInfo, feature_dimension
+from bayesbandit.validation import check_scalar
+
+__all__ = ["KalmanState", "KalmanCombPolicy"]
+
+
+class KalmanState(NamedTuple):
+    """Per-block Gaussian posterior of CombLinUCB / CombLinTS."""
+
+    cov: Array  # (M, d, d) posterior covariance Sigma_j
+    mean: Array  # (M, d) posterior mean theta_bar_j
+    t: Array  # () int32, rounds observed
+
+
+@dataclass(frozen=True)
+class KalmanCombPolicy(CombPolicy):
+    """Base of CombLinUCB and CombLinTS: ``prior_var`` (their ``lambda^2``) and ``noise_var`` (``sigma^2``)."""
+
+    _: KW_ONLY
+    prior_var: float = 1.0
+    noise_var: float = 1.0
+
+    def _check_common(self) -> None:
+        super()._check_common()
+        name = type(self).__name__
+        check_scalar(name, "prior_var", self.prior_var, low=0.0, low_open=True)
+        check_scalar(name, "noise_var", self.noise_var, low=0.0, low_open=True)
+
+    def init(
+        self,
+        arms: ArrayLike | None = None,
+        *,
+        d: int | None = None,
+        capacity: int | None = None,
+        key: PRNGKey | None = None,
+    ) -> KalmanState:
+        """The prior: ``cov_j = prior_var I``, ``mean_j = 0``."""
+        d = feature_dimension(type(self).__name__, arms, d)
+        cov = self.prior_var * jnp.broadcast_to(jnp.eye(d), (self.blocks, d, d))
+        return KalmanState(cov, jnp.zeros((self.blocks, d)), jnp.asarray(0, jnp.int32))
+
+    def _dtype(self, state: Any) -> Any:
+        return state.mean.dtype
+
+    def update(self, state: KalmanState, arms: Array, action: Array, feedback: Array) -> tuple[KalmanState, Any]:
+        """The Kalman update of the module docstring, one pick after the other."""
+        arms = jnp.asarray(arms, dtype=state.mean.dtype)
+        feedback = jnp.asarray(feedback, dtype=state.mean.dtype)
+        n = arms.shape[0]
+        valid = jnp.all((action >= 0) & (action < self.blocks * n))
+        block, arm = jnp.divmod(jnp.clip(action, 0, self.blocks * n - 1), n)
+
+        def observe(carry: tuple[Array, Array], pick: tuple[Array, Array, Array]) -> tuple[tuple[Array, Array], None]:
+            cov, mean = carry
+            j, x, r = pick
+            cov_j, mean_j = cov[j], mean[j]
+            cx = cov_j @ x
+            gain = cx / (x @ cx + self.noise_var)
+            mean = mean.at[j].set(mean_j + gain * (r - x @ mean_j))
+            cov = cov.at[j].set(cov_j - jnp.outer(gain, cx))
+            return (cov, mean), None
+
+        (cov, mean), _ = jax.lax.scan(observe, (state.cov, state.mean), (block, arms[arm], feedback))
+        new = KalmanState(cov, mean, state.t + 1)
+        recorded = valid & jnp.all(jnp.isfinite(feedback))
+        keep = recorded & jnp.all(jnp.isfinite(cov)) & jnp.all(jnp.isfinite(mean))
+        new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
+        return new, CombUpdateInfo(keep, recorded)

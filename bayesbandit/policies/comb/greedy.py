@@ -1,0 +1,37 @@
+"""Greedy: the ridge estimate's scores, with random scores in the first round (Takemura and Ito, VII-B1)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from bayesbandit._base import register_policy
+from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.policies.comb._base import RidgeCombPolicy
+
+__all__ = ["CombGreedy"]
+
+
+@register_policy(data_fields=["lam"])
+class CombGreedy(RidgeCombPolicy):
+    r"""Greedy: C2UCB with ``alpha = 0``, except that round one scores every arm ``N(0, 1)``.
+
+    .. math::  \hat r_1(j, i) \sim N(0, 1), \qquad \hat r_t(j, i) = \hat\theta_{t,j}^\top x_t(i)\ (t \ge 2)
+
+    The random first round picks varied arms, which is why Greedy does well on the clustered data
+    (sec. VII-B1); only ``lam`` is tuned.
+
+    Examples
+    --------
+    >>> import bayesbandit as bb
+    >>> from bayesbandit.oracles import TopK
+    >>> bb.CombGreedy(oracle=TopK(2), lam=10.0).lam
+    10.0
+    """
+
+    def __post_init__(self) -> None:
+        self._check_common()
+
+    def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
+        mean = theta_hat @ arms.T
+        return jnp.where(t == 0, jax.random.normal(key, mean.shape, dtype=mean.dtype), mean)
