@@ -28,6 +28,8 @@ EXPERIMENTS: dict[str, str] = {
     "sublinear-synthetic": "bayesbandit.experiments.sublinear_synthetic",
     "sublinear-movielens": "bayesbandit.experiments.sublinear_movielens",
     "mips-scaling": "bayesbandit.experiments.mips_scaling",
+    "comb-clustered": "bayesbandit.experiments.comb_clustered",
+    "comb-movielens": "bayesbandit.experiments.comb_movielens",
 }
 
 

@@ -141,7 +141,67 @@ def test_host_check_fails_on_a_broken_policy(check, cls):
         pc.clear_caches()
 
 
+@bb.register_policy(data_fields=["lam", "alpha"])
+class RepeatsAnArm(bb.C2UCB):
+    """Puts its best arm in the super arm twice: breaks the super arm's shape."""
+
+    def select(self, state, arms, key):
+        action, info = super().select(state, arms, key)
+        return action.at[-1].set(action[0]), info
+
+
+@bb.register_policy(data_fields=["lam", "alpha"])
+class CombHiddenRNG(bb.PC2UCB):
+    """Perturbs with a key made at trace time, not the one it is given: breaks same seed, same actions."""
+
+    def select(self, state, arms, key):
+        return super().select(state, arms, jax.random.PRNGKey(next(_TRACES)))
+
+
+@bb.register_policy(data_fields=["lam", "alpha"])
+class RandomSuperArm(bb.C2UCB):
+    """Scores every arm at random: breaks learning."""
+
+    def scores_from(self, chol, theta_hat, arms, key, t):
+        return jax.random.uniform(key, (self.blocks, arms.shape[0]), dtype=arms.dtype)
+
+
+def _comb_case(cls):
+    return pc.Case(f"broken_{cls.__name__}", lambda: cls(oracle=pc.TopK(pc.COMB_K), lam=1.0, alpha=0.5))
+
+
+BROKEN_COMB_POLICIES = [
+    (pc.check_comb_runs_compiled, RepeatsAnArm),
+    (pc.check_comb_same_key_same_actions, CombHiddenRNG),
+    (pc.check_comb_learns, RandomSuperArm),
+]
+
+
+@pytest.mark.parametrize("check, cls", BROKEN_COMB_POLICIES, ids=[c.__name__ for c, _ in BROKEN_COMB_POLICIES])
+def test_comb_check_fails_on_a_broken_policy(check, cls, tmp_path):
+    try:
+        with pytest.raises(AssertionError):
+            pc.run_check(check, _comb_case(cls), tmp_path)
+    finally:
+        pc.clear_caches()
+
+
+def test_comb_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch, tmp_path):
+    monkeypatch.setattr("bayesbandit.agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float))
+    with pytest.raises(AssertionError, match="feedback"):
+        pc.run_check(pc.check_comb_bad_inputs, pc.COMB_CASES[0], tmp_path)
+
+
+def test_comb_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch, tmp_path):
+    stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
+    monkeypatch.setattr("bayesbandit.agent._key_data", lambda key: stale)
+    with pytest.raises(AssertionError, match="after loading"):
+        pc.run_check(pc.check_comb_save_load, pc.COMB_CASES[1], tmp_path)
+
+
 def test_every_check_has_a_breaking_example():
     covered = {check for check, _ in BROKEN_POLICIES} | {pc.check_bad_inputs, pc.check_save_load}
     assert covered == set(pc.CHECKS)
     assert {check for check, _ in BROKEN_HOST_POLICIES} == set(pc.HOST_CHECKS)
+    comb = {check for check, _ in BROKEN_COMB_POLICIES} | {pc.check_comb_bad_inputs, pc.check_comb_save_load}
+    assert comb == set(pc.COMB_CHECKS)

@@ -21,6 +21,7 @@ arrive and leave while running, for the index-backed policies (:class:`Synthetic
 from bayesbandit.envs._common import ContextualInstance, Instance, describe, theta_variance
 from bayesbandit.envs.catalogue import CatalogueRun, Changes, SyntheticCatalogue
 from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit
+from bayesbandit.envs.promotion import PromotionEnv
 
 __all__ = [
     "Instance",
@@ -34,4 +35,5 @@ __all__ = [
     "SyntheticCatalogue",
     "CatalogueRun",
     "Changes",
+    "PromotionEnv",
 ]

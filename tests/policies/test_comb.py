@@ -58,14 +58,18 @@ def _play_both(first, second, env, rounds=10, seed=0):
     """Both policies on one instance with the same keys; returns their action sequences."""
     instance = env.reset(jax.random.PRNGKey(seed))
     arms = env.arms(instance)
-    states = [p.init(arms) for p in (first, second)]
+    policies = (first, second)
+    states = [p.init(arms) for p in policies]
+    select = [jax.jit(p.select) for p in policies]
+    update = [jax.jit(p.update) for p in policies]
+    pull = jax.jit(env.pull)
     out = [[], []]
     for t in range(rounds):
         select_key, pull_key = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), t))
-        actions = [p.select(s, arms, select_key)[0] for p, s in zip((first, second), states, strict=True)]
-        for i, (p, action) in enumerate(zip((first, second), actions, strict=True)):
-            feedback, _ = env.pull(instance, action, pull_key, t)
-            states[i], _ = p.update(states[i], arms, action, feedback)
+        for i in range(2):
+            action = select[i](states[i], arms, select_key)[0]
+            feedback, _ = pull(instance, action, pull_key, t)
+            states[i], _ = update[i](states[i], arms, action, feedback)
             out[i].append(np.asarray(action).tolist())
     return out
 

@@ -81,10 +81,21 @@ def block_moments(arms: Array, action: Array, feedback: Array, blocks: int) -> t
     return gram, moment, valid
 
 
+def inverse_factors(chol: Array) -> Array:
+    """``L_j^{-1}`` for each block's Cholesky factor ``L_j``: ``(M, d, d)``, one triangular solve against ``I``."""
+    eye = jnp.eye(chol.shape[-1], dtype=chol.dtype)
+    return jax.vmap(lambda c: jax.scipy.linalg.solve_triangular(c, eye, lower=True))(chol)
+
+
 def widths(chol: Array, arms: Array) -> Array:
-    """``||x_i||_{V_j^{-1}} = ||L_j^{-1} x_i||`` for every block and arm: ``(M, N)``, ``O(M N d^2)``."""
-    half = jax.vmap(lambda c: jax.scipy.linalg.solve_triangular(c, arms.T, lower=True))(chol)
-    return jnp.sqrt(jnp.sum(half**2, axis=1))
+    """``||x_i||_{V_j^{-1}} = ||L_j^{-1} x_i||`` for every block and arm: ``(M, N)``, ``O(M N d^2)``.
+
+    ``L_j^{-1}`` is formed once (``d x d``, triangular; ``V^{-1}`` itself never is) and applied to
+    all arms by one matrix product: on CPU a triangular solve against ``N`` right-hand sides is
+    tens of times slower than the product.
+    """
+    half = jnp.einsum("mij,nj->mni", inverse_factors(chol), arms)
+    return jnp.sqrt(jnp.sum(half**2, axis=2))
 
 
 @dataclass(frozen=True)

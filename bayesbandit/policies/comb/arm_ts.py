@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.policies.comb._base import RidgeCombPolicy, widths
+from bayesbandit.policies.comb._base import RidgeCombPolicy, inverse_factors, widths
 from bayesbandit.validation import check_scalar
 
 __all__ = ["ArmTS"]
@@ -53,7 +53,7 @@ class ArmTS(RidgeCombPolicy):
         mean = theta_hat @ arms.T
         if self.literal:
             z = jax.random.normal(key, (*mean.shape, arms.shape[1]), dtype=mean.dtype)  # (M, N, d)
-            half = jax.vmap(lambda c: jax.scipy.linalg.solve_triangular(c, arms.T, lower=True))(chol)  # L^-1 x
+            half = jnp.einsum("mij,nj->min", inverse_factors(chol), arms)  # L^-1 x, (M, d, N)
             return mean + self.v * jnp.einsum("mnd,mdn->mn", z, half)  # z^T L^-1 x = (L^-T z)^T x
         xi = jax.random.normal(key, mean.shape, dtype=mean.dtype)
         return mean + self.v * widths(chol, arms) * xi

@@ -13,6 +13,7 @@ bound the memory of the batched states.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,15 +30,48 @@ from bayesbandit.validation import check_int
 __all__ = ["sweep", "stack_policies"]
 
 
-def stack_policies(policies: Sequence[Any]) -> Any:
-    """One policy whose numeric leaves have a leading axis over ``policies`` (all of one structure)."""
+def stack_policies(policies: Sequence[Any]) -> tuple[list[jax.Array], Any]:
+    """The numeric leaves of ``policies`` stacked along a leading axis, and their common tree structure.
+
+    Rebuild one policy per configuration with ``jax.tree.unflatten(treedef, leaves)`` under
+    ``jit`` / ``vmap`` (hyper-parameter checks let tracers through).
+    """
     structures = {jax.tree.structure(p) for p in policies}
     if len(structures) != 1:
         raise InvalidInput(
             f"sweep: the policies must differ only in their numeric hyper-parameters (one pytree structure); got "
             f"{len(structures)} structures. Fix: sweep one class with the same static settings, e.g. one oracle."
         )
-    return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *policies)
+    columns = zip(*(jax.tree.leaves(p) for p in policies), strict=True)
+    return [jnp.stack([jnp.asarray(x) for x in column]) for column in columns], structures.pop()
+
+
+def _one_run(
+    treedef: Any, env: Any, horizon: int, leaves: Any, env_state: Any, pull_key: jax.Array, policy_key: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """Per-round total reward and regret of one configuration on one run."""
+    policy = jax.tree.unflatten(treedef, leaves)
+    init_key = jax.random.fold_in(policy_key, INIT_ROUND)
+    if env.fixed_arms:
+        state = policy.init(env.arms(env_state, 0), capacity=horizon, key=init_key)
+    else:
+        state = policy.init(d=env.d, capacity=horizon, key=init_key)
+
+    def body(state: Any, t: jax.Array) -> tuple[Any, tuple[jax.Array, jax.Array]]:
+        state, rnd = play_round(policy, env, env_state, state, pull_key, policy_key, t)
+        return state, (jnp.sum(rnd.feedback), rnd.outcome.regret)
+
+    _, (reward, regret) = jax.lax.scan(body, state, jnp.arange(horizon, dtype=jnp.int32))
+    return reward, regret
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _grid_runs(
+    treedef: Any, env: Any, horizon: int, leaves: Any, env_states: Any, pull_keys: jax.Array, policy_keys: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """``vmap`` over configurations (leading axis of ``leaves``) of ``vmap`` over runs; compiled per structure."""
+    over_runs = jax.vmap(functools.partial(_one_run, treedef, env, horizon), in_axes=(None, 0, 0, 0))
+    return jax.vmap(over_runs, in_axes=(0, None, None, None))(leaves, env_states, pull_keys, policy_keys)
 
 
 def sweep(
@@ -88,32 +122,18 @@ def sweep(
     horizon = check_int("sweep", "horizon", horizon, low=1)
     runs = check_int("sweep", "runs", runs, low=1)
     batch = check_int("sweep", "batch", batch, low=1)
-    stacked = stack_policies(policies)
+    stacked, treedef = stack_policies(policies)
     keys = key_streams(seed, runs)
     env_states = jax.vmap(env.reset)(keys.env)
-
-    def one_run(policy: Any, env_state: Any, pull_key: jax.Array, policy_key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        init_key = jax.random.fold_in(policy_key, INIT_ROUND)
-        if env.fixed_arms:
-            state = policy.init(env.arms(env_state, 0), capacity=horizon, key=init_key)
-        else:
-            state = policy.init(d=env.d, capacity=horizon, key=init_key)
-
-        def body(state: Any, t: jax.Array) -> tuple[Any, tuple[jax.Array, jax.Array]]:
-            state, rnd = play_round(policy, env, env_state, state, pull_key, policy_key, t)
-            return state, (jnp.sum(rnd.feedback), rnd.outcome.regret)
-
-        _, (reward, regret) = jax.lax.scan(body, state, jnp.arange(horizon, dtype=jnp.int32))
-        return reward, regret
-
-    over_runs = jax.vmap(one_run, in_axes=(None, 0, 0, 0))
-    compiled = jax.jit(jax.vmap(over_runs, in_axes=(0, None, None, None)))
     rewards, regrets = [], []
-    for start in range(0, len(policies), batch):
-        part = jax.tree.map(lambda x, s=start: x[s : s + batch], stacked)
-        reward, regret = compiled(part, env_states, keys.pull, keys.policy)
-        rewards.append(np.asarray(reward))
-        regrets.append(np.asarray(regret))
+    size = min(batch, len(policies))
+    for start in range(0, len(policies), size):
+        stop = min(start + size, len(policies))
+        rows = np.minimum(np.arange(start, start + size), len(policies) - 1)  # the last batch padded: one executable
+        part = [x[rows] for x in stacked]
+        reward, regret = _grid_runs(treedef, env, horizon, part, env_states, keys.pull, keys.policy)
+        rewards.append(np.asarray(reward)[: stop - start])
+        regrets.append(np.asarray(regret)[: stop - start])
     names = list(labels) if labels is not None else [repr(p) for p in policies]
     return xr.Dataset(
         {

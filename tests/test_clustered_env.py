@@ -1,0 +1,63 @@
+"""The clustered semi-bandit: features, layouts, +-1 rewards with the right mean, and its oracle."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayesbandit.envs.clustered import ClusteredSemiBandit, cluster_features
+from bayesbandit.errors import InvalidInput
+from bayesbandit.oracles import TopK
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "interleaved"])
+def test_clusters_are_identical_unit_vectors_at_angle_phi(layout):
+    phi = 0.7
+    arms = cluster_features(phi, 5, 40, layout)
+    np.testing.assert_allclose(np.linalg.norm(arms, axis=1), 1.0)
+    distinct = np.unique(arms, axis=0)
+    assert len(distinct) == 4
+    np.testing.assert_allclose(
+        distinct @ distinct.T - np.diag(np.diag(distinct @ distinct.T)), math.cos(phi) ** 2 * (1 - np.eye(4))
+    )
+    if layout == "contiguous":
+        assert (arms[:10] == arms[0]).all() and not (arms[10] == arms[0]).all()
+    else:
+        assert (arms[::4] == arms[0]).all()
+
+
+def test_rewards_are_plus_minus_one_with_mean_theta_x_and_the_oracle_is_the_best_cluster():
+    env = ClusteredSemiBandit(phi=1.1, oracle=TopK(3), d=4, num_arms=12)
+    instance = env.reset(jax.random.PRNGKey(0))
+    means = np.asarray(instance.means)
+    best = max(sum(c) for c in itertools.combinations(means, 3))
+    np.testing.assert_allclose(float(instance.best), best, rtol=1e-6)
+    action = jnp.array([0, 5, 11])
+    draws = np.stack([np.asarray(env.pull(instance, action, jax.random.PRNGKey(s))[0]) for s in range(4000)])
+    assert set(np.unique(draws)) <= {-1.0, 1.0}
+    np.testing.assert_allclose(draws.mean(0), means[[0, 5, 11]], atol=0.05)
+    _, outcome = env.pull(instance, action, jax.random.PRNGKey(0))
+    np.testing.assert_allclose(float(outcome.expected_reward), means[[0, 5, 11]].sum(), rtol=1e-6)
+
+
+def test_theta_is_shared_across_runs_unless_asked_otherwise():
+    shared = ClusteredSemiBandit(phi=1.0, oracle=TopK(2), d=3, num_arms=4)
+    own = ClusteredSemiBandit(phi=1.0, oracle=TopK(2), d=3, num_arms=4, theta_seed=None)
+    a, b = (shared.reset(jax.random.PRNGKey(s)).theta for s in (1, 2))
+    np.testing.assert_array_equal(a, b)
+    c, d = (own.reset(jax.random.PRNGKey(s)).theta for s in (1, 2))
+    assert not np.allclose(c, d)
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(InvalidInput, match="multiple"):
+        ClusteredSemiBandit(phi=1.0, oracle=TopK(2), d=11, num_arms=25)
+    with pytest.raises(InvalidInput, match="phi"):
+        ClusteredSemiBandit(phi=2.0, oracle=TopK(2))
+    with pytest.raises(InvalidInput, match="only N"):
+        ClusteredSemiBandit(phi=1.0, oracle=TopK(30), d=3, num_arms=20)

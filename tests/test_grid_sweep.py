@@ -1,0 +1,41 @@
+"""``sweep``: a hyper-parameter grid compiled once, each configuration equal to its own ``simulate``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bayesbandit as bb
+from bayesbandit.envs import LinearBandit
+from bayesbandit.envs.clustered import ClusteredSemiBandit
+from bayesbandit.errors import InvalidInput
+from bayesbandit.oracles import TopK
+from bayesbandit.sim import sweep
+
+
+def test_each_configuration_matches_simulate_on_the_same_seed():
+    env = LinearBandit(K=6, d=3)
+    configs = [bb.LinTS(lam=lam, v=v) for lam in (0.5, 2.0) for v in (0.1, 1.0)]
+    ds = sweep(configs, env, horizon=30, runs=3, seed=4, batch=3)  # two batches, the last padded
+    assert dict(ds.sizes) == {"config": 4, "run": 3, "round": 30}
+    for i, policy in enumerate(configs):
+        alone = bb.simulate(policy, env, horizon=30, runs=3, seed=4)
+        np.testing.assert_allclose(ds.regret.isel(config=i), alone.regret.isel(policy=0), rtol=1e-5, atol=1e-6)
+
+
+def test_a_comb_grid_matches_simulate_and_scores_the_total_reward():
+    oracle = TopK(5)
+    env = ClusteredSemiBandit(phi=1.2, oracle=oracle, num_arms=50)
+    configs = [bb.PC2UCB(oracle=oracle, lam=lam, alpha=1.0) for lam in (0.1, 10.0)]
+    ds = sweep(configs, env, horizon=8, runs=2, seed=1)
+    alone = bb.simulate(configs[1], env, horizon=8, runs=2, seed=1)
+    np.testing.assert_allclose(ds.reward.isel(config=1), alone.reward.isel(policy=0).sum("reward_dim_0"))
+
+
+def test_policies_of_different_structure_are_refused():
+    oracle = TopK(2)
+    env = ClusteredSemiBandit(phi=1.0, oracle=oracle, num_arms=20)
+    with pytest.raises(InvalidInput, match="structure"):
+        sweep([bb.C2UCB(oracle=oracle), bb.C2UCB(oracle=TopK(3))], env, horizon=2, runs=1)
+    with pytest.raises(InvalidInput, match="only N = 20"):
+        sweep([bb.C2UCB(oracle=TopK(25))], env, horizon=2, runs=1)
