@@ -38,7 +38,8 @@ def test_rewards_are_plus_minus_one_with_mean_theta_x_and_the_oracle_is_the_best
     best = max(sum(c) for c in itertools.combinations(means, 3))
     np.testing.assert_allclose(float(instance.best), best, rtol=1e-6)
     action = jnp.array([0, 5, 11])
-    draws = np.stack([np.asarray(env.pull(instance, action, jax.random.PRNGKey(s))[0]) for s in range(4000)])
+    keys = jax.random.split(jax.random.PRNGKey(1), 4000)
+    draws = np.asarray(jax.jit(jax.vmap(lambda k: env.pull(instance, action, k)[0]))(keys))
     assert set(np.unique(draws)) <= {-1.0, 1.0}
     np.testing.assert_allclose(draws.mean(0), means[[0, 5, 11]], atol=0.05)
     _, outcome = env.pull(instance, action, jax.random.PRNGKey(0))

@@ -12,6 +12,8 @@ environment                        rewards                                arms
 :class:`LinearBandit`              ``N(x^T theta*, noise^2)``             fixed
 :class:`PoissonBandit`             ``Poisson(exp(x^T theta*))``           fixed
 :class:`ContextualLogisticBandit`  ``Bernoulli(sigmoid(x^T theta*))``     redrawn each round
+:class:`ClusteredSemiBandit`       ``+-1``, mean ``x^T theta*``, per pick  fixed, k at once
+:class:`PromotionEnv`              MovieLens ratings, per pick           N users a round
 =================================  =====================================  =================
 
 Catalogue environments (:mod:`bayesbandit.envs.catalogue`) are host-side: arms with ids that
@@ -20,6 +22,7 @@ arrive and leave while running, for the index-backed policies (:class:`Synthetic
 
 from bayesbandit.envs._common import ContextualInstance, Instance, describe, theta_variance
 from bayesbandit.envs.catalogue import CatalogueRun, Changes, SyntheticCatalogue
+from bayesbandit.envs.clustered import ClusteredSemiBandit
 from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit
 from bayesbandit.envs.promotion import PromotionEnv
 
@@ -35,5 +38,6 @@ __all__ = [
     "SyntheticCatalogue",
     "CatalogueRun",
     "Changes",
+    "ClusteredSemiBandit",
     "PromotionEnv",
 ]
