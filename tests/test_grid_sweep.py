@@ -39,3 +39,16 @@ def test_policies_of_different_structure_are_refused():
         sweep([bb.C2UCB(oracle=oracle), bb.C2UCB(oracle=TopK(3))], env, horizon=2, runs=1)
     with pytest.raises(InvalidInput, match="only N = 20"):
         sweep([bb.C2UCB(oracle=TopK(25))], env, horizon=2, runs=1)
+
+
+def test_two_classes_with_the_same_tree_shape_never_share_an_executable():
+    """C2UCB and RoundTS have tree structures that compare equal; each sweep must still run its own class."""
+    oracle = TopK(5)
+    env = ClusteredSemiBandit(phi=0.8, oracle=oracle, num_arms=50)
+    ucb, ts = bb.C2UCB(oracle=oracle, lam=0.01, alpha=0.01), bb.RoundTS(oracle=oracle, lam=0.01, v=0.01)
+    first = sweep([ucb], env, horizon=5, runs=3, seed=2).reward.isel(config=0)
+    second = sweep([ts], env, horizon=5, runs=3, seed=2).reward.isel(config=0)
+    both = bb.simulate({"ucb": ucb, "ts": ts}, env, horizon=5, runs=3, seed=2).reward.sum("reward_dim_0")
+    np.testing.assert_allclose(first, both.sel(policy="ucb"))
+    np.testing.assert_allclose(second, both.sel(policy="ts"))
+    assert not np.allclose(first, second)

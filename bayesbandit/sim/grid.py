@@ -47,10 +47,16 @@ def stack_policies(policies: Sequence[Any]) -> tuple[list[jax.Array], Any]:
 
 
 def _one_run(
-    treedef: Any, env: Any, horizon: int, leaves: Any, env_state: Any, pull_key: jax.Array, policy_key: jax.Array
+    structure: tuple[type, Any],
+    env: Any,
+    horizon: int,
+    leaves: Any,
+    env_state: Any,
+    pull_key: jax.Array,
+    policy_key: jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
     """Per-round total reward and regret of one configuration on one run."""
-    policy = jax.tree.unflatten(treedef, leaves)
+    policy = jax.tree.unflatten(structure[1], leaves)
     init_key = jax.random.fold_in(policy_key, INIT_ROUND)
     if env.fixed_arms:
         state = policy.init(env.arms(env_state, 0), capacity=horizon, key=init_key)
@@ -67,10 +73,22 @@ def _one_run(
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2))
 def _grid_runs(
-    treedef: Any, env: Any, horizon: int, leaves: Any, env_states: Any, pull_keys: jax.Array, policy_keys: jax.Array
+    structure: tuple[type, Any],
+    env: Any,
+    horizon: int,
+    leaves: Any,
+    env_states: Any,
+    pull_keys: jax.Array,
+    policy_keys: jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
-    """``vmap`` over configurations (leading axis of ``leaves``) of ``vmap`` over runs; compiled per structure."""
-    over_runs = jax.vmap(functools.partial(_one_run, treedef, env, horizon), in_axes=(None, 0, 0, 0))
+    """``vmap`` over configurations (leading axis of ``leaves``) of ``vmap`` over runs; compiled per structure.
+
+    ``structure`` is ``(policy class, tree structure)``: the class is part of the cache key because
+    tree structures of registered dataclasses compare equal across classes with the same fields'
+    shape (``PyTreeDef(C2UCB[...]) == PyTreeDef(RoundTS[...])`` is true in JAX 0.10), and an
+    executable compiled for one policy must never run another.
+    """
+    over_runs = jax.vmap(functools.partial(_one_run, structure, env, horizon), in_axes=(None, 0, 0, 0))
     return jax.vmap(over_runs, in_axes=(0, None, None, None))(leaves, env_states, pull_keys, policy_keys)
 
 
@@ -123,6 +141,7 @@ def sweep(
     runs = check_int("sweep", "runs", runs, low=1)
     batch = check_int("sweep", "batch", batch, low=1)
     stacked, treedef = stack_policies(policies)
+    structure = (type(policies[0]), treedef)
     keys = key_streams(seed, runs)
     env_states = jax.vmap(env.reset)(keys.env)
     rewards, regrets = [], []
@@ -131,7 +150,7 @@ def sweep(
         stop = min(start + size, len(policies))
         rows = np.minimum(np.arange(start, start + size), len(policies) - 1)  # the last batch padded: one executable
         part = [x[rows] for x in stacked]
-        reward, regret = _grid_runs(treedef, env, horizon, part, env_states, keys.pull, keys.policy)
+        reward, regret = _grid_runs(structure, env, horizon, part, env_states, keys.pull, keys.policy)
         rewards.append(np.asarray(reward)[: stop - start])
         regrets.append(np.asarray(regret)[: stop - start])
     names = list(labels) if labels is not None else [repr(p) for p in policies]

@@ -68,7 +68,9 @@ def _split_policy(policy: Any) -> tuple[list, Callable[[list], Any], Any]:
             ident = None
         return [], lambda _: policy, ident
     dyn = [jnp.asarray(x) for x in leaves]
-    return dyn, lambda d: jax.tree.unflatten(treedef, d), (treedef, tuple(jax.typeof(x) for x in dyn))
+    # The class is part of the identity: tree structures of registered dataclasses with the same fields'
+    # shape compare equal across classes (LinTS and LinUCB), so the structure alone must not select an executable.
+    return dyn, lambda d: jax.tree.unflatten(treedef, d), (type(policy), treedef, tuple(jax.typeof(x) for x in dyn))
 
 
 def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: int, options):
