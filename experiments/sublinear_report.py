@@ -118,5 +118,7 @@ def plot_regret_and_time(results: Mapping[str, xr.Dataset], path: pathlib.Path) 
 
 
 def describe_runs(ds: xr.Dataset) -> str:
-    """One line: runs, rounds, seed."""
-    return f"{ds.sizes['run']} runs of {ds.sizes['round']:,} rounds (seed {ds.attrs.get('seed', 0)})"
+    """One line: runs, rounds, seed, and the machine's load while they ran (when recorded)."""
+    line = f"{ds.sizes['run']} runs of {ds.sizes['round']:,} rounds (seed {ds.attrs.get('seed', 0)})"
+    load = ds.attrs.get("load_average")
+    return line + (f"; load average {load}" if load else "")

@@ -13,6 +13,7 @@ timed.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -113,11 +114,13 @@ def simulate_catalogue(
 
     bar = tqdm(total=runs * len(policies), disable=not progress, unit="run", desc="simulate_catalogue")
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in policies}
+    loads = []  # the machine's 1-minute load average after each run: timings on a busy machine say so
     for r in range(runs):
         for name, policy in policies.items():
             bar.set_postfix_str(f"{name}, run {r}")
             out[name].append(_play(policy, env.reset(seed, r), horizon, np.random.default_rng([seed, r, 1])))
             bar.update(1)
+        loads.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
     bar.close()
     names = list(policies)
 
@@ -138,6 +141,12 @@ def simulate_catalogue(
             "policy_description": ("policy", np.array([repr(policies[n]) for n in names], dtype=str)),
         },
         coords={"policy": names, "run": np.arange(runs), "round": np.arange(horizon)},
-        attrs={"env": repr(env), "seed": seed, "horizon": horizon, "runs": runs},
+        attrs={
+            "env": repr(env),
+            "seed": seed,
+            "horizon": horizon,
+            "runs": runs,
+            "load_average": f"{np.mean(loads):.1f} mean, {np.max(loads):.1f} max over runs ({os.cpu_count()} cores)",
+        },
     )
     return ds
