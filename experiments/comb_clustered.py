@@ -16,9 +16,10 @@ import math
 import pathlib
 from typing import Any
 
+import jax
 import numpy as np
 import xarray as xr
-from bayesbandit.experiments.comb_tuning import ALGORITHMS, best_baseline, paired, tune_and_report
+from bayesbandit.experiments.comb_tuning import Cell, best_baseline, paired, run_cells
 
 from bayesbandit.envs.clustered import ClusteredSemiBandit
 from bayesbandit.oracles import TopK
@@ -44,41 +45,29 @@ def run(
 ) -> dict[str, pathlib.Path]:
     """Every (angle, tie rule) cell not stored yet in ``out_dir``, then the table and the plot."""
     out = pathlib.Path(out_dir)
-    (out / "cells").mkdir(parents=True, exist_ok=True)
     horizon = horizon or 10
     report_runs = runs or (4 if quick else 40)
     tuning_runs = max(2, report_runs // 2)
     num_arms, k = (200, 10) if quick else (2000, 100)
     angles = ANGLES[::2] if quick else ANGLES
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(angles) * len(TIE_RULES) * len(ALGORITHMS), unit="algorithm", desc="comb-clustered")
-    cells: dict[tuple[float, str], xr.Dataset] = {}
-    for phi in angles:
-        for rule in TIE_RULES:
-            path = out / "cells" / f"phi{phi:.4f}_{rule}.nc"
-            if not path.exists():
-                oracle = TopK(k, tie_break=rule)
-                env = ClusteredSemiBandit(phi=phi, oracle=oracle, num_arms=num_arms)
-                ds = tune_and_report(env, oracle, 1, horizon, tuning_runs, report_runs, seed, progress=bar)
-                ds.attrs["optimum"] = float(env.reset(_key(seed)).best) * horizon
-                ds.to_netcdf(path)
-            elif bar is not None:
-                bar.update(len(ALGORITHMS))
-            cells[(phi, rule)] = xr.load_dataset(path)
-    if bar is not None:
-        bar.close()
+    def make(phi: float, rule: str) -> tuple[Any, Any, int]:
+        oracle = TopK(k, tie_break=rule)
+        return ClusteredSemiBandit(phi=phi, oracle=oracle, num_arms=num_arms), oracle, 1
+
+    def optimum(phi: float) -> float:
+        env, _, _ = make(phi, "index")
+        return float(env.reset(jax.random.PRNGKey(seed)).best) * horizon
+
+    plan = [
+        Cell((phi, rule), f"phi{phi:.4f}_{rule}.nc", lambda p=phi, r=rule: make(p, r), {"optimum": optimum(phi)})
+        for phi in angles
+        for rule in TIE_RULES
+    ]
+    cells = run_cells(out / "cells", plan, horizon, tuning_runs, report_runs, seed, progress, "comb-clustered")
     summary = out / "summary.md"
     summary.write_text(_markdown(cells, num_arms, k, horizon))
     return {"summary": summary, "plot": _plot(cells, out / "cumulative_reward.png")}
-
-
-def _key(seed: int) -> Any:
-    import jax
-
-    return jax.random.PRNGKey(seed)
 
 
 def _markdown(cells: dict[tuple[float, str], xr.Dataset], num_arms: int, k: int, horizon: int) -> str:

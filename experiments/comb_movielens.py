@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from bayesbandit.experiments.comb_tuning import ALGORITHMS, best_baseline, paired, tune_and_report
+from bayesbandit.experiments.comb_tuning import Cell, best_baseline, paired, run_cells
 
 from bayesbandit.datasets.promotion import PromotionData, promotion_data
 from bayesbandit.envs.promotion import PromotionEnv
@@ -73,31 +73,27 @@ def run(
 ) -> dict[str, pathlib.Path]:
     """Every (k, tie rule) cell not stored yet in ``out_dir``, then Table I, the plot and the summary."""
     out = pathlib.Path(out_dir)
-    (out / "cells").mkdir(parents=True, exist_ok=True)
     data = _load()
     horizon = horizon or 20
     report_runs = runs or (3 if quick else 20)
     tuning_runs = max(2, report_runs // 2)
     ks = k_values(data.num_users)[:2] if quick else k_values(data.num_users)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(ks) * len(TIE_RULES) * len(ALGORITHMS), unit="algorithm", desc="comb-movielens")
-    cells: dict[tuple[int, str], xr.Dataset] = {}
-    for paper_k, k in zip(PAPER_K, ks, strict=False):
-        for rule in TIE_RULES:
-            path = out / "cells" / f"k{k}_{rule}.nc"
-            if not path.exists():
-                env = PromotionEnv.from_data(data, k=k, tie_break=rule, horizon=horizon)
-                ds = tune_and_report(env, env.oracle, env.blocks, horizon, tuning_runs, report_runs, seed, progress=bar)
-                ds.attrs.update(k=k, paper_k=paper_k, users_per_round=env.K, source=env.source)
-                ds.to_netcdf(path)
-            elif bar is not None:
-                bar.update(len(ALGORITHMS))
-            cells[(k, rule)] = xr.load_dataset(path)
-    if bar is not None:
-        bar.close()
+    def make(k: int, rule: str) -> tuple[Any, Any, int]:
+        env = PromotionEnv.from_data(data, k=k, tie_break=rule, horizon=horizon)
+        return env, env.oracle, env.blocks
+
+    plan = [
+        Cell(
+            (k, rule),
+            f"k{k}_{rule}.nc",
+            lambda k=k, r=rule: make(k, r),
+            {"k": k, "paper_k": paper_k, "users_per_round": min(100 * k, data.num_users)},
+        )
+        for paper_k, k in zip(PAPER_K, ks, strict=False)
+        for rule in TIE_RULES
+    ]
+    cells = run_cells(out / "cells", plan, horizon, tuning_runs, report_runs, seed, progress, "comb-movielens")
     summary = out / "summary.md"
     summary.write_text(_markdown(cells, data))
     return {"summary": summary, "plot": _plot(cells, data, out / "table1_fig3_fig4.png")}

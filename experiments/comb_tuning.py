@@ -18,7 +18,8 @@ same fresh trials (common random numbers), so differences between algorithms are
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import pathlib
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,3 +126,46 @@ def best_baseline(ds: xr.Dataset) -> str:
     totals = ds.reward.sum("round").mean("run")
     baselines = [str(a) for a, p in zip(ds.algorithm.values, ds.proposed.values, strict=True) if not p]
     return max(baselines, key=lambda a: float(totals.sel(algorithm=a)))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One tuned-and-reported comparison: a name for its file, and its environment and oracle."""
+
+    key: Hashable
+    filename: str
+    make: Callable[[], tuple[Any, Any, int]]  # () -> (env, oracle, blocks)
+    attrs: dict[str, Any]
+
+
+def run_cells(
+    folder: pathlib.Path,
+    cells: list[Cell],
+    horizon: int,
+    tuning_runs: int,
+    report_runs: int,
+    seed: int,
+    progress: bool,
+    desc: str,
+) -> dict[Hashable, xr.Dataset]:
+    """:func:`tune_and_report` for every cell not stored yet in ``folder`` (netCDF), then load them all."""
+    folder.mkdir(parents=True, exist_ok=True)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(cells) * len(ALGORITHMS), unit="algorithm", desc=desc)
+    results: dict[Hashable, xr.Dataset] = {}
+    for cell in cells:
+        path = folder / cell.filename
+        if not path.exists():
+            env, oracle, blocks = cell.make()
+            ds = tune_and_report(env, oracle, blocks, horizon, tuning_runs, report_runs, seed, progress=bar)
+            ds.attrs.update(cell.attrs)
+            ds.to_netcdf(path)
+        elif bar is not None:
+            bar.update(len(ALGORITHMS))
+        results[cell.key] = xr.load_dataset(path)
+    if bar is not None:
+        bar.close()
+    return results
