@@ -90,8 +90,8 @@ def run(
             lambda k=k, r=rule: make(k, r),
             {"k": k, "paper_k": paper_k, "users_per_round": min(100 * k, data.num_users)},
         )
+        for rule in TIE_RULES  # every k with index ties (the paper's rule) first, then with random ties
         for paper_k, k in zip(PAPER_K, ks, strict=False)
-        for rule in TIE_RULES
     ]
     cells = run_cells(out / "cells", plan, horizon, tuning_runs, report_runs, seed, progress, "comb-movielens")
     summary = out / "summary.md"
