@@ -28,6 +28,42 @@ DESCRIPTION = "Combinatorial semi-bandits on clustered arms, all angles and both
 
 ANGLES = (math.pi / 16, math.pi / 8, math.pi / 4, 3 * math.pi / 8, 7 * math.pi / 16, math.pi / 2)
 TIE_RULES = ("index", "random")
+REDRAWN = "index, theta* per trial"
+SECTIONS = (*TIE_RULES, REDRAWN)
+
+
+def cells_plan(angles: tuple[float, ...], num_arms: int, k: int, horizon: int, seed: int) -> list[Cell]:
+    """Every angle with both tie rules and the one ``theta*`` (the spec's default), then every angle
+    with index ties and ``theta*`` redrawn per trial (``"index, theta* per trial"``).
+
+    With one ``theta*`` for all trials and index ties, C2UCB's first super arm (all widths equal:
+    the lowest indices, cluster 0) is the same in every trial, so tuning can reward a lucky
+    cluster 0; redrawing ``theta*`` per trial removes that.
+    """
+
+    def make(phi: float, rule: str, theta_seed: int | None) -> tuple[Any, Any, int]:
+        oracle = TopK(k, tie_break=rule)
+        return ClusteredSemiBandit(phi=phi, oracle=oracle, num_arms=num_arms, theta_seed=theta_seed), oracle, 1
+
+    def optimum(phi: float, theta_seed: int | None, trials: int = 64) -> float:
+        env, _, _ = make(phi, "index", theta_seed)
+        keys = jax.random.split(jax.random.PRNGKey(seed + 1), trials)
+        return float(jax.vmap(lambda key: env.reset(key).best)(keys).mean()) * horizon
+
+    plan = [
+        Cell((phi, rule), f"phi{phi:.4f}_{rule}.nc", lambda p=phi, r=rule: make(p, r, 0), {"optimum": optimum(phi, 0)})
+        for phi in angles
+        for rule in TIE_RULES
+    ]
+    return plan + [
+        Cell(
+            (phi, REDRAWN),
+            f"phi{phi:.4f}_index_redrawn.nc",
+            lambda p=phi: make(p, "index", None),
+            {"optimum": optimum(phi, None)},
+        )
+        for phi in angles
+    ]
 
 
 def _angle_name(phi: float) -> str:
@@ -51,19 +87,7 @@ def run(
     num_arms, k = (200, 10) if quick else (2000, 100)
     angles = ANGLES[::2] if quick else ANGLES
 
-    def make(phi: float, rule: str) -> tuple[Any, Any, int]:
-        oracle = TopK(k, tie_break=rule)
-        return ClusteredSemiBandit(phi=phi, oracle=oracle, num_arms=num_arms), oracle, 1
-
-    def optimum(phi: float) -> float:
-        env, _, _ = make(phi, "index")
-        return float(env.reset(jax.random.PRNGKey(seed)).best) * horizon
-
-    plan = [
-        Cell((phi, rule), f"phi{phi:.4f}_{rule}.nc", lambda p=phi, r=rule: make(p, r), {"optimum": optimum(phi)})
-        for phi in angles
-        for rule in TIE_RULES
-    ]
+    plan = cells_plan(angles, num_arms, k, horizon, seed)
     cells = run_cells(out / "cells", plan, horizon, tuning_runs, report_runs, seed, progress, "comb-clustered")
     summary = out / "summary.md"
     summary.write_text(_markdown(cells, num_arms, k, horizon))
@@ -81,8 +105,11 @@ def _markdown(cells: dict[tuple[float, str], xr.Dataset], num_arms: int, k: int,
         "reported trials.",
         "",
     ]
-    for rule in TIE_RULES:
-        lines += [f"## Ties broken by {rule}", ""]
+    for rule in SECTIONS:
+        if not any(r == rule for _, r in cells):
+            continue
+        title = "Ties broken by index, theta* redrawn per trial" if rule == REDRAWN else f"Ties broken by {rule}"
+        lines += [f"## {title}", ""]
         names = [str(a) for a in any_ds.algorithm.values]
         lines += ["| φ | optimum | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
         for (phi, r), ds in cells.items():
@@ -126,8 +153,9 @@ def _plot(cells: dict[tuple[float, str], xr.Dataset], path: pathlib.Path) -> pat
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(TIE_RULES), figsize=(12, 4.5), sharey=True)
-    for ax, rule in zip(axes, TIE_RULES, strict=True):
+    sections = [rule for rule in SECTIONS if any(r == rule for _, r in cells)]
+    fig, axes = plt.subplots(1, len(sections), figsize=(6 * len(sections), 4.5), sharey=True)
+    for ax, rule in zip(np.atleast_1d(axes), sections, strict=True):
         phis = sorted(phi for phi, r in cells if r == rule)
         optimum = [cells[(phi, rule)].attrs["optimum"] for phi in phis]
         ax.plot(phis, optimum, "k--", label="optimum")
@@ -138,8 +166,9 @@ def _plot(cells: dict[tuple[float, str], xr.Dataset], path: pathlib.Path) -> pat
             style = "-" if name in ("PC2UCB", "Arm-wise TS") else ":"
             ax.errorbar(phis, mean, yerr=se, fmt=style, marker="o", markersize=3, capsize=2, label=str(name))
         ax.set_xlabel("cluster angle φ (rad)")
-        ax.set_title(f"ties broken by {rule}")
+        ax.set_title("ties by index, theta* per trial" if rule == REDRAWN else f"ties broken by {rule}")
         ax.grid(alpha=0.3)
+    axes = np.atleast_1d(axes)
     axes[0].set_ylabel("cumulative reward over T rounds (fresh trials)")
     axes[-1].legend(fontsize=8, loc="lower right")
     fig.tight_layout()
