@@ -121,4 +121,5 @@ def describe_runs(ds: xr.Dataset) -> str:
     """One line: runs, rounds, seed, and the machine's load while they ran (when recorded)."""
     line = f"{ds.sizes['run']} runs of {ds.sizes['round']:,} rounds (seed {ds.attrs.get('seed', 0)})"
     load = ds.attrs.get("load_average")
-    return line + (f"; load average {load}" if load else "")
+    threads = ds.attrs.get("blas_threads")
+    return line + (f"; load average {load}" if load else "") + (f"; BLAS threads: {threads}" if threads else "")

@@ -147,6 +147,7 @@ def simulate_catalogue(
             "horizon": horizon,
             "runs": runs,
             "load_average": f"{np.mean(loads):.1f} mean, {np.max(loads):.1f} max over runs ({os.cpu_count()} cores)",
+            "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
         },
     )
     return ds
