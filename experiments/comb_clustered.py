@@ -170,7 +170,7 @@ def _plot(cells: dict[tuple[float, str], xr.Dataset], path: pathlib.Path) -> pat
         ax.grid(alpha=0.3)
     axes = np.atleast_1d(axes)
     axes[0].set_ylabel("cumulative reward over T rounds (fresh trials)")
-    axes[-1].legend(fontsize=8, loc="lower right")
+    axes[-1].legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

@@ -62,6 +62,19 @@ def _load(path: Any = None) -> PromotionData:
         ) from exc
 
 
+def report(out_dir: Any) -> dict[str, pathlib.Path]:
+    """The summary and plot from the cells stored in ``out_dir/cells`` (whatever has finished)."""
+    out = pathlib.Path(out_dir)
+    cells = {}
+    for path in sorted((out / "cells").glob("k*_*.nc")):
+        k, rule = path.stem[1:].split("_", 1)
+        cells[(int(k), rule)] = xr.load_dataset(path)
+    data = _load()
+    summary = out / "summary.md"
+    summary.write_text(_markdown(cells, data))
+    return {"summary": summary, "plot": _plot(cells, data, out / "table1_fig3_fig4.png")}
+
+
 def run(
     out_dir: Any,
     *,
@@ -114,6 +127,9 @@ def _markdown(cells: dict[tuple[int, str], xr.Dataset], data: PromotionData) -> 
         "",
     ]
     for rule in TIE_RULES:
+        if not any(r == rule for _, r in cells):
+            lines += [f"## Ties broken by {rule}", "", "Not run yet.", ""]
+            continue
         lines += [f"## Ties broken by {rule}", ""]
         lines += ["| k (paper's k) | N | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
         for (k, r), ds in cells.items():
@@ -174,6 +190,8 @@ def _plot(cells: dict[tuple[int, str], xr.Dataset], data: PromotionData, path: p
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     for rule, style in zip(TIE_RULES, ("-", "--"), strict=True):
         ks = sorted(k for k, r in cells if r == rule)
+        if not ks:
+            continue
         for i, name in enumerate(cells[(ks[0], rule)].algorithm.values):
             per_pick = [
                 float(cells[(k, rule)].reward.sel(algorithm=name).sum("round").mean())
