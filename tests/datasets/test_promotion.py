@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import jax
@@ -15,7 +16,7 @@ from bayesbandit.envs import PromotionEnv
 from bayesbandit.errors import InvalidInput
 from bayesbandit.oracles import ExclusiveAssignment, TopK
 
-ML100K = Path("/work/shared/data/ml-100k")
+ML100K = Path(os.environ.get("BAYESBANDIT_DATA", "")) / "ml-100k"
 USERS, MOVIES, RANK, M, K = 300, 80, 5, 4, 3
 BOUNDS = {"min_raters": 20, "max_raters": 60}
 
@@ -253,7 +254,7 @@ def test_check_action_rejects_infeasible_super_arms(env):
 
 def test_movielens_100k_sizes():
     if not (ML100K / "u.data").is_file():
-        pytest.skip(f"MovieLens 100K is not at {ML100K} (the data is not bundled)")
+        pytest.skip("MovieLens 100K not found: set BAYESBANDIT_DATA to a folder holding ml-100k/u.data")
     data = promotion_data(ML100K)
     print(data.describe())
     assert data.features.shape == (943, 51) and data.rewards.shape == (943, 10)
