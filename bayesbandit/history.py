@@ -13,6 +13,8 @@ matrix ``G = sum_l x_l x_l^T``.
 * :class:`OnlineHistory`: no rows at all, for the online (recursive) Laplace posterior of the GLM
   policies (``history="online"``): only the design matrix and the count, ``O(d^2)`` whatever
   the horizon.
+* :class:`RecentRows`: a ring buffer of the ``B`` most recent rows, the mini-batch a neural
+  policy takes one optimiser step on each round (Kveton et al. 2020, Section 5.2).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 
 from bayesbandit._typing import Array
 
-__all__ = ["ArmHistory", "RowHistory", "OnlineHistory"]
+__all__ = ["ArmHistory", "RowHistory", "OnlineHistory", "RecentRows"]
 
 
 class ArmHistory(NamedTuple):
@@ -130,3 +132,30 @@ class OnlineHistory(NamedTuple):
     @property
     def num_obs(self) -> Array:
         return self.size
+
+
+class RecentRows(NamedTuple):
+    """The ``B`` most recent ``(x, y)`` rows, oldest overwritten first; weight 0 marks an empty slot."""
+
+    x: Array  # (B, d) features
+    y: Array  # (B,)  rewards
+    w: Array  # (B,)  1 for a filled slot, 0 for an empty one
+    size: Array  # ()  int32, rows ever written
+
+    @classmethod
+    def create(cls, batch: int, d: int, dtype=None) -> RecentRows:
+        dtype = dtype or jnp.result_type(float)
+        return cls(
+            jnp.zeros((batch, d), dtype), jnp.zeros(batch, dtype), jnp.zeros(batch, dtype), jnp.asarray(0, jnp.int32)
+        )
+
+    def add(self, features: Array, reward: Array) -> RecentRows:
+        i = self.size % self.y.shape[0]
+        return RecentRows(self.x.at[i].set(features), self.y.at[i].set(reward), self.w.at[i].set(1.0), self.size + 1)
+
+    def rows(self) -> tuple[Array, Array, Array]:
+        return self.x, self.y, self.w
+
+    @property
+    def num_obs(self) -> Array:
+        return jnp.sum(self.w)

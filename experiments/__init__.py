@@ -30,6 +30,7 @@ EXPERIMENTS: dict[str, str] = {
     "mips-scaling": "bayesbandit.experiments.mips_scaling",
     "comb-clustered": "bayesbandit.experiments.comb_clustered",
     "comb-movielens": "bayesbandit.experiments.comb_movielens",
+    "deep-mnist": "bayesbandit.experiments.deep_mnist",
 }
 
 

@@ -5,5 +5,6 @@ their settings and raise :class:`bayesbandit.errors.InvalidInput`.
 """
 
 from .glm import GLM, linear_gaussian, logistic, poisson, probit
+from .neural import MLP, mlp
 
-__all__ = ["GLM", "logistic", "probit", "poisson", "linear_gaussian"]
+__all__ = ["GLM", "logistic", "probit", "poisson", "linear_gaussian", "MLP", "mlp"]

@@ -14,6 +14,7 @@ environment                        rewards                                arms
 :class:`ContextualLogisticBandit`  ``Bernoulli(sigmoid(x^T theta*))``     redrawn each round
 :class:`ClusteredSemiBandit`       ``+-1``, mean ``x^T theta*``, per pick  fixed, k at once
 :class:`PromotionEnv`              MovieLens ratings, per pick           N users a round
+:class:`ImageClassBandit`          ``Ber(0.75)`` for the target class   K images a round
 =================================  =====================================  =================
 
 Catalogue environments (:mod:`bayesbandit.envs.catalogue`) are host-side: arms with ids that
@@ -24,6 +25,7 @@ from bayesbandit.envs._common import ContextualInstance, Instance, describe, the
 from bayesbandit.envs.catalogue import CatalogueRun, Changes, SyntheticCatalogue
 from bayesbandit.envs.clustered import ClusteredSemiBandit
 from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit
+from bayesbandit.envs.images import ImageClassBandit, ImageInstance
 from bayesbandit.envs.promotion import PromotionEnv
 
 __all__ = [
@@ -40,4 +42,6 @@ __all__ = [
     "Changes",
     "ClusteredSemiBandit",
     "PromotionEnv",
+    "ImageClassBandit",
+    "ImageInstance",
 ]

@@ -49,7 +49,7 @@ from numpyro.distributions import biject_to
 from bayesbandit._typing import Array, ArrayLike, Model, PRNGKey
 from bayesbandit.errors import ModelSpecError
 from bayesbandit.inference.contract import ProgramStructure, inspect_program
-from bayesbandit.inference.program import log_prob, run_program
+from bayesbandit.inference.program import deterministic_value, log_prob, run_program
 
 __all__ = ["BoundModel", "bind", "bound_for"]
 
@@ -238,6 +238,17 @@ class BoundModel:
         y0, y1 = self._structure.y_ref
         ones = jnp.ones(x.shape[:1], x.dtype)
         return (log_prob(obs["fn"], y1 * ones) - log_prob(obs["fn"], y0 * ones)) / (y1 - y0)
+
+    def deterministic(self, theta: ArrayLike, x: ArrayLike, name: str) -> Array:
+        """The program's deterministic site ``name`` (say a network's hidden activations) for rows ``x``.
+
+        Raises
+        ------
+        ModelSpecError
+            If the program records no deterministic site of that name.
+        """
+        x = jnp.asarray(x)
+        return deterministic_value(self.model, self._structure.unravel, jnp.asarray(theta, dtype=x.dtype), x, name)
 
     def constrain(self, theta: ArrayLike) -> dict[str, Array]:
         """Latent site values (constrained space) at a flat unconstrained ``theta``."""

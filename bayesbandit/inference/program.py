@@ -25,7 +25,7 @@ from numpyro.distributions.util import sum_rightmost
 from bayesbandit._typing import Array, Model
 from bayesbandit.errors import ModelSpecError
 
-__all__ = ["log_prob", "run_program", "trace_program"]
+__all__ = ["log_prob", "run_program", "deterministic_value", "trace_program"]
 
 
 def log_prob(fn: Any, value: Array) -> Array:
@@ -47,14 +47,8 @@ def log_prob(fn: Any, value: Array) -> Array:
     return fn.log_prob(value)
 
 
-def run_program(
-    model: Model, obs_site: str, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array
-) -> tuple[Array, dict, dict[str, Array]]:
-    """Trace the program at unconstrained ``theta``.
-
-    Returns the log prior plus Jacobian and factor terms (every sample site except the observed
-    one), the observed site's trace entry, and the constrained latent values.
-    """
+def _trace_at(model: Model, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array) -> tuple[Any, Array]:
+    """The program's trace at unconstrained ``theta``, and the sum of the log-Jacobians of its transforms."""
     unconstrained = unravel(theta)
     log_dets: list[Array] = []
 
@@ -75,7 +69,18 @@ def run_program(
     y_fill = jnp.zeros(x.shape[:1], dtype=x.dtype)
     with numpyro.validation_enabled(False), handlers.trace() as tr, handlers.substitute(substitute_fn=constrain):
         model(x, y_fill)
-    log_prior = sum(log_dets, jnp.zeros((), dtype=x.dtype))
+    return tr, sum(log_dets, jnp.zeros((), dtype=x.dtype))
+
+
+def run_program(
+    model: Model, obs_site: str, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array
+) -> tuple[Array, dict, dict[str, Array]]:
+    """Trace the program at unconstrained ``theta``.
+
+    Returns the log prior plus Jacobian and factor terms (every sample site except the observed
+    one), the observed site's trace entry, and the constrained latent values.
+    """
+    tr, log_prior = _trace_at(model, unravel, theta, x)
     values = {}
     for name, site in tr.items():
         if site["type"] != "sample" or name == obs_site:
@@ -87,6 +92,20 @@ def run_program(
         if not site["is_observed"]:
             values[name] = site["value"]
     return log_prior, tr[obs_site], values
+
+
+def deterministic_value(
+    model: Model, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array, name: str
+) -> Array:
+    """The value of the program's deterministic site ``name`` for rows ``x`` at unconstrained ``theta``."""
+    tr, _ = _trace_at(model, unravel, theta, x)
+    if name not in tr or tr[name]["type"] != "deterministic":
+        found = [k for k, site in tr.items() if site["type"] == "deterministic"]
+        raise ModelSpecError(
+            f"the reward program has no deterministic site named '{name}' (deterministic sites: {found}). Fix: "
+            f"record it in the program, e.g. numpyro.deterministic('{name}', h)."
+        )
+    return tr[name]["value"]
 
 
 def trace_program(model: Model, x: np.ndarray, y: Any, seed: int) -> dict:

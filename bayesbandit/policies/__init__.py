@@ -7,6 +7,7 @@ family                 policies
 ``linear/``            LinTS, LinUCB
 ``index/``             SubTS, SubElim: host-side, over a MIPS index of a changing catalogue
 ``comb/``              C2UCB, PC2UCB, RoundTS, ArmTS, CombGreedy, CombLinUCB, CombLinTS: super arms
+``neural/``            DeepFPL, DeepFL, RepGLMFPL, LastLayerLaplaceTS: neural reward programs
 =====================  ===========================================================
 """
 
@@ -28,6 +29,7 @@ from bayesbandit.policies.glm import (
 )
 from bayesbandit.policies.index import Catalogue, SubElim, SubElimInfo, SubTS, SubTSInfo
 from bayesbandit.policies.linear import LinTS, LinTSInfo, LinUCB, LinUCBInfo, RidgeState, RidgeUpdateInfo
+from bayesbandit.policies.neural import DeepFL, DeepFPL, LastLayerLaplaceTS, RepGLMFPL
 
 __all__ = [
     "GLMPolicy",
@@ -61,4 +63,8 @@ __all__ = [
     "CombGreedy",
     "CombLinUCB",
     "CombLinTS",
+    "DeepFPL",
+    "DeepFL",
+    "RepGLMFPL",
+    "LastLayerLaplaceTS",
 ]

@@ -12,9 +12,10 @@ import bayesbandit as bb
 from bayesbandit.history import ArmHistory, RowHistory
 
 CASES = {case.name: case for case in pc.CASES}
+NEURAL = {"deep_fpl", "rep_glm_fpl", "last_layer_ts"}  # explore uniformly while the network trains
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [name for name in CASES if name not in NEURAL])
 def test_initial_rounds_pull_linearly_independent_arms(name):
     """The first d pulls form a basis of R^d (greedy pivoted QR on a spanning arm set)."""
     actions = pc.results(CASES[name])[0]
