@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     run.add_argument("--no-progress", action="store_true", help="hide progress bars")
     run.add_argument(
+        "--policies",
+        default=None,
+        help="comma-separated policy names or name prefixes, for experiments stored one policy per cell (default: all)",
+    )
+    run.add_argument(
         "--jobs", type=_positive_int, default=1, help="worker processes, for experiments made of parts (default 1)"
     )
     return parser
@@ -124,6 +129,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bayesbandit: experiment {args.experiment!r} runs in one process; drop --jobs", file=sys.stderr)
             return 2
         options["jobs"] = args.jobs
+    if args.policies is not None:
+        if "policies" not in inspect.signature(module.run).parameters:
+            print(
+                f"bayesbandit: experiment {args.experiment!r} runs all its policies; drop --policies", file=sys.stderr
+            )
+            return 2
+        options["policies"] = [name.strip() for name in args.policies.split(",") if name.strip()]
     try:
         paths = module.run(out, progress=not args.no_progress, **options)
     except BayesBanditError as exc:  # a user mistake (e.g. a horizon too short): no traceback

@@ -1,5 +1,6 @@
 """The ``bayesbandit`` command, called in-process."""
 
+import pytest
 import xarray as xr
 from bayesbandit.experiments import EXPERIMENTS
 from bayesbandit.experiments.cli import main
@@ -46,3 +47,20 @@ def test_user_mistakes_get_a_message_not_a_traceback(tmp_path, capsys):
         main(["run", "glm-logistic", "--quick", "--horizon", "3", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
     )
     assert "'horizon' parameter of glm-logistic" in capsys.readouterr().err
+
+
+def test_run_deep_mnist_quick_for_chosen_policies(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("sklearn")
+    monkeypatch.setenv("BAYESBANDIT_JAX_CACHE", "")
+    out_dir = tmp_path / "deep"
+    argv = ["run", "deep-mnist", "--quick", "--runs", "3", "--horizon", "80", "--out", str(out_dir), "--no-progress"]
+    assert main([*argv, "--policies", "DeepFPL (relu),DeepFL"]) == 0
+    with xr.open_dataset(out_dir / "results.nc") as ds:
+        assert list(ds.policy.values) == ["DeepFPL (relu)", "DeepFL (relu)"] and ds.sizes["round"] == 80
+        assert 0.25 <= float(ds.reward.mean()) <= 0.75
+    summary = (out_dir / "summary.md").read_text()
+    assert "| DeepFPL > DeepFL |" in summary and "repGLM" not in summary
+    assert main([*argv, "--policies", "NoSuchPolicy"]) == 2
+    assert "no policy matches" in capsys.readouterr().err
+    assert main(["run", "glm-logistic", "--quick", "--out", str(tmp_path / "g"), "--policies", "GLM-TSL"]) == 2
+    assert "drop --policies" in capsys.readouterr().err
