@@ -34,10 +34,11 @@ import optax
 if not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bayesbandit.models import mlp  # noqa: E402
+
 import bayesbandit as bb  # noqa: E402
 from bayesbandit.datasets.images import ImageData, load_digits, load_mnist  # noqa: E402
 from bayesbandit.envs import ImageClassBandit  # noqa: E402
-from bayesbandit.models import mlp  # noqa: E402
 from benchmarks._common import RESULTS, compile_and_time, machine_info, md_table, write_results  # noqa: E402
 
 HIDDEN, BATCH, LR, A = 50, 32, 1e-3, 1.0
