@@ -100,7 +100,8 @@ def simulate(
         (index pulled; an extra dim for k-subsets); per policy: ``compile_time`` and
         ``run_time`` (seconds, steady execution after compilation), ``wall_time`` (their sum);
         per policy and run: ``not_converged`` (rounds whose select or update Info had
-        ``converged`` false). Attributes: ``horizon``, ``runs``, ``seed``,
+        ``converged`` false). Attributes: ``horizon``, ``runs``, ``seed``, ``devices`` (the
+        compiled runs are split over every device: :mod:`bayesbandit.sim.scan`),
         ``env`` (description), versions. Save with ``ds.to_netcdf(path)``; plot with
         :func:`bayesbandit.plot_regret`; tabulate with :func:`bayesbandit.summarize`.
 
@@ -177,6 +178,7 @@ def simulate(
             "num_chunks": num_chunks,
             "jax_version": jax.__version__,
             "device": str(jax.devices()[0]),
+            "devices": len(jax.devices()),  # compiled runs are split over all of them
             "regret": "per-round expected regret: best expected reward minus the action's (environment oracle)",
         },
     )

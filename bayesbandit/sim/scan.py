@@ -7,6 +7,13 @@ hyper-parameters are pytree leaves), so policies that differ only in numbers, e.
 the theory ``a`` and with ``a = 1``, share one executable. Compilation is ahead of time
 (``jit(...).lower(...).compile()``) and timed on its own; a reused executable reports a compile
 time of 0.
+
+Runs are independent, so with several devices (GPUs, TPU cores, or host CPU devices from
+``XLA_FLAGS=--xla_force_host_platform_device_count=N``) the runs axis is split over them with
+:func:`jax.shard_map` on a one-axis mesh: every device plays its share of the runs with the same
+per-run program, with no communication. The number of runs is padded to a multiple of the device
+count with copies of the first runs, whose results are dropped. One device takes the plain path;
+the results are the same either way (``tests/test_sharding.py``).
 """
 
 from __future__ import annotations
@@ -20,10 +27,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from bayesbandit.sim.round import Round, RunKeys, init_run, play_round
 
-__all__ = ["run_scan", "round_outputs"]
+__all__ = ["run_scan", "round_outputs", "runs_mesh"]
+
+RUNS_AXIS = "runs"
 
 _CACHE_SIZE = 32
 _COMPILED: OrderedDict = OrderedDict()  # (env, record, policy treedef and avals, shapes) -> executables
@@ -73,11 +83,44 @@ def _split_policy(policy: Any) -> tuple[list, Callable[[list], Any], Any]:
     return dyn, lambda d: jax.tree.unflatten(treedef, d), (type(policy), treedef, tuple(jax.typeof(x) for x in dyn))
 
 
-def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: int, options):
+def runs_mesh() -> Mesh | None:
+    """A one-axis mesh over every device of the default backend, or None when there is one device."""
+    devices = jax.devices()
+    return Mesh(np.array(devices), (RUNS_AXIS,)) if len(devices) > 1 else None
+
+
+def _pad_runs(keys: RunKeys, multiple: int) -> RunKeys:
+    """``keys`` with copies of the first runs appended, to a multiple of ``multiple`` runs."""
+    runs = keys.env.shape[0]
+    extra = -runs % multiple
+    if extra == 0:
+        return keys
+    index = jnp.arange(runs + extra) % runs
+    return RunKeys(*(k[index] for k in keys))
+
+
+def _compile(fn: Callable, args: tuple, in_specs: tuple, mesh: Mesh | None, options: Any) -> Any:
+    """``jit(fn)`` compiled for ``args``; with a mesh, ``shard_map`` over the runs axis (specs per argument)."""
+    if mesh is None:
+        return jax.jit(fn, compiler_options=options).lower(*args).compile()
+    runs = PartitionSpec(RUNS_AXIS)
+    # check_vma off: policies build per-run carries from constants (a Newton loop's start), and no value
+    # is ever reduced across devices, so the replication types it checks carry no information here.
+    sharded = jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=runs, check_vma=False)
+    shardings = tuple(NamedSharding(mesh, spec) for spec in in_specs)
+    return (
+        jax.jit(sharded, in_shardings=shardings, out_shardings=NamedSharding(mesh, runs), compiler_options=options)
+        .lower(*args)
+        .compile()
+    )
+
+
+def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: int, options, mesh):
     """Ahead-of-time compiled (init, chunk) for this policy structure; cached. Returns (init, chunk, seconds)."""
     dyn, rebuild, ident = split
     runs = keys.env.shape[0]
-    cache_key = (env, record, ident, capacity, runs, chunk_len, tuple(sorted((options or {}).items())))
+    devices = None if mesh is None else tuple(mesh.devices.flat)
+    cache_key = (env, record, ident, capacity, runs, chunk_len, tuple(sorted((options or {}).items())), devices)
     if ident is not None and cache_key in _COMPILED:
         _COMPILED.move_to_end(cache_key)
         return (*_COMPILED[cache_key], 0.0)
@@ -87,16 +130,14 @@ def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: in
     def init(d, env_keys, policy_keys):
         return jax.lax.map(lambda k: init_run(rebuild(d), env, k[0], k[1], capacity), (env_keys, policy_keys))
 
-    init_c = jax.jit(init, compiler_options=options).lower(dyn, keys.env, keys.policy).compile()
+    per_run, shared = PartitionSpec(RUNS_AXIS), PartitionSpec()
+    init_c = _compile(init, (dyn, keys.env, keys.policy), (shared, per_run, per_run), mesh, options)
     env_state, pstate = jax.eval_shape(init, dyn, keys.env, keys.policy)
     failures = jax.ShapeDtypeStruct((runs,), jnp.int32)
     carry = (env_state, pstate, keys.pull, keys.policy, failures)
     ts = jax.ShapeDtypeStruct((chunk_len,), jnp.int32)
-    chunk = jax.jit(
-        jax.vmap(lambda d, c, t: _chunk(rebuild(d), env, record, c, t), in_axes=(None, 0, None)),
-        compiler_options=options,
-    )
-    chunk_c = chunk.lower(dyn, carry, ts).compile()
+    chunk = jax.vmap(lambda d, c, t: _chunk(rebuild(d), env, record, c, t), in_axes=(None, 0, None))
+    chunk_c = _compile(chunk, (dyn, carry, ts), (shared, per_run, shared), mesh, options)
     seconds = time.perf_counter() - start
     if ident is not None:
         _COMPILED[cache_key] = (init_c, chunk_c)
@@ -108,13 +149,20 @@ def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: in
 def run_scan(
     policy: Any, env: Any, record: Record, horizon: int, num_chunks: int, keys: RunKeys, bar: Any, options: Any
 ) -> tuple[dict[str, np.ndarray], np.ndarray, float, float]:
-    """All runs of one policy, compiled. Returns (outputs (runs, horizon, ...), failures (runs,), compile s, run s)."""
+    """All runs of one policy, compiled. Returns (outputs (runs, horizon, ...), failures (runs,), compile s, run s).
+
+    With several devices the runs are split over them (module docstring).
+    """
     chunk_len = math.ceil(horizon / num_chunks)
     num_chunks = math.ceil(horizon / chunk_len)
     capacity = num_chunks * chunk_len
     split = _split_policy(policy)
     dyn = split[0]
-    init_c, chunk_c, compile_s = _executables(split, env, record, capacity, keys, chunk_len, options)
+    runs = keys.env.shape[0]
+    mesh = runs_mesh()
+    if mesh is not None:
+        keys = _pad_runs(keys, mesh.size)
+    init_c, chunk_c, compile_s = _executables(split, env, record, capacity, keys, chunk_len, options, mesh)
     start = time.perf_counter()
     env_state, pstate = init_c(dyn, keys.env, keys.policy)
     carry = (env_state, pstate, keys.pull, keys.policy, jnp.zeros(keys.env.shape[0], jnp.int32))
@@ -126,5 +174,5 @@ def run_scan(
         if bar is not None:
             bar.update(min(chunk_len, horizon - c * chunk_len))
     run_s = time.perf_counter() - start
-    out = {k: np.concatenate([o[k] for o in outs], axis=1)[:, :horizon] for k in outs[0]}
-    return out, np.asarray(carry[4]), compile_s, run_s
+    out = {k: np.concatenate([o[k] for o in outs], axis=1)[:runs, :horizon] for k in outs[0]}
+    return out, np.asarray(carry[4])[:runs], compile_s, run_s
