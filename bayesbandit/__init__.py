@@ -22,6 +22,7 @@ from bayesbandit._base import (
 )
 from bayesbandit.agent import Agent
 from bayesbandit.catalogue_agent import CatalogueAgent
+from bayesbandit.compilation_cache import enable_compilation_cache
 from bayesbandit.inference import (
     BoundModel,
     DenseNewton,
@@ -65,6 +66,7 @@ __version__ = "0.2.0"
 __all__ = (
     # precision
     "enable_x64",
+    "enable_compilation_cache",
     "precision",
     # binding and inference
     "bind",

@@ -66,15 +66,15 @@ def _description(module_name: str) -> str:
 
 
 def _enable_compilation_cache() -> None:
-    path = os.environ.get("BAYESBANDIT_JAX_CACHE", str(Path.home() / ".cache" / "bayesbandit" / "jax"))
-    if not path:
+    """The persistent compilation cache, unless ``BAYESBANDIT_JAX_CACHE`` is set empty; never fatal."""
+    if os.environ.get("BAYESBANDIT_JAX_CACHE") == "":
         return
-    import jax
+    from bayesbandit.compilation_cache import enable_compilation_cache
+    from bayesbandit.errors import InvalidInput
 
     try:
-        Path(path).mkdir(parents=True, exist_ok=True)
-        jax.config.update("jax_compilation_cache_dir", path)
-    except Exception:  # caching is an optimisation only
+        enable_compilation_cache()
+    except InvalidInput:  # caching is an optimisation only
         pass
 
 
