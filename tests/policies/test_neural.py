@@ -127,12 +127,13 @@ def test_neural_linear_hands_the_training_rows_to_the_head_and_freezes_the_netwo
     policy = bb.RepGLMFPL(mlp(hidden=HIDDEN), explore_rounds=m, a=0.5)
     state = policy.init(d=D, capacity=40, key=jax.random.PRNGKey(0))
     rng = np.random.default_rng(0)
+    select, update = jax.jit(policy.select), jax.jit(policy.update)  # eagerly, every lax.cond would compile
     for t in range(m + 5):
         arms = _arms(t)
-        action, info = policy.select(state, arms, jax.random.PRNGKey(t))
+        action, info = select(state, arms, jax.random.PRNGKey(t))
         assert bool(info.exploring) == (t <= m)
         before = state.network.fit.theta
-        state, _ = policy.update(state, arms, action, jnp.asarray(float(rng.random() < 0.5)))
+        state, _ = update(state, arms, action, jnp.asarray(float(rng.random() < 0.5)))
         frozen = np.array_equal(before, state.network.fit.theta)
         assert frozen == (t >= m), f"round {t}: network {'frozen' if frozen else 'trained'}"
     x, y, w = policy.head_rows(state)
