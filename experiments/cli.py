@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated policy names or name prefixes, for experiments stored one policy per cell (default: all)",
     )
     run.add_argument(
+        "--devices",
+        type=_positive_int,
+        default=None,
+        help="host CPU devices to split the runs over (default: one per core; ignored on an accelerator)",
+    )
+    run.add_argument(
         "--jobs", type=_positive_int, default=1, help="worker processes, for experiments made of parts (default 1)"
     )
     return parser
@@ -63,6 +69,18 @@ def _description(module_name: str) -> str:
         return importlib.import_module(module_name).DESCRIPTION
     except Exception as exc:  # a broken or missing experiment must not break `list`
         return f"(unavailable: {type(exc).__name__}: {exc})"
+
+
+def _use_host_devices(count: int) -> None:
+    """Before JAX starts: ``count`` host CPU devices, over which ``simulate`` splits its runs.
+
+    XLA:CPU runs one program on about one core; split over one device per core the runs use them
+    all (1.8-1.9x on 2 cores, ``benchmarks/results/bench_sharding.md``), with the same results. A
+    device count already in ``XLA_FLAGS`` is kept; an accelerator backend ignores the setting.
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    if count > 1 and "xla_force_host_platform_device_count" not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
 
 
 def _enable_compilation_cache() -> None:
@@ -98,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     # (vmapped Cholesky, LU) split their batch over the pool and wait for the pieces; two of them
     # running at once can hold every thread of a small pool and wait forever (seen on 2 cores).
     os.environ.setdefault("PJRT_NPROC", "1")
+    if args.command == "run":
+        _use_host_devices(args.devices or os.cpu_count() or 1)
     from bayesbandit.experiments import EXPERIMENTS, load_experiment
 
     if args.command == "list":

@@ -1,5 +1,7 @@
 """The ``bayesbandit`` command, called in-process."""
 
+import os
+
 import pytest
 import xarray as xr
 from bayesbandit.experiments import EXPERIMENTS
@@ -64,3 +66,16 @@ def test_run_deep_mnist_quick_for_chosen_policies(tmp_path, capsys, monkeypatch)
     assert "no policy matches" in capsys.readouterr().err
     assert main(["run", "glm-logistic", "--quick", "--out", str(tmp_path / "g"), "--policies", "GLM-TSL"]) == 2
     assert "drop --policies" in capsys.readouterr().err
+
+
+def test_runs_are_split_over_one_host_device_per_core_unless_told(monkeypatch):
+    from bayesbandit.experiments.cli import _use_host_devices
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
+    _use_host_devices(4)
+    assert os.environ["XLA_FLAGS"] == "--xla_cpu_enable_fast_math=false --xla_force_host_platform_device_count=4"
+    _use_host_devices(2)  # a count already set is kept
+    assert os.environ["XLA_FLAGS"].endswith("count=4")
+    monkeypatch.delenv("XLA_FLAGS")
+    _use_host_devices(1)
+    assert "XLA_FLAGS" not in os.environ
