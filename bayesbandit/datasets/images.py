@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bayesbandit.datasets._paths import data_path
 from bayesbandit.errors import InvalidInput
 
 __all__ = ["ImageData", "load_mnist", "load_digits", "parse_idx"]
@@ -114,15 +115,7 @@ def load_mnist(path: str | os.PathLike[str] | None = None, *, split: str = "test
     """
     if split not in ("test", "train"):
         raise InvalidInput(f"The 'split' parameter of load_mnist must be 'test' or 'train'. Got {split!r} instead.")
-    if path is None:
-        root = os.environ.get("BAYESBANDIT_DATA")
-        if not root:
-            raise InvalidInput(
-                "load_mnist: no path given and BAYESBANDIT_DATA is not set. Fix: pass the folder holding the MNIST "
-                "IDX files, or set BAYESBANDIT_DATA to a folder with an mnist/ subfolder."
-            )
-        path = Path(root) / "mnist"
-    folder = Path(path)
+    folder = data_path(path, "load_mnist", "mnist", "the folder holding the MNIST IDX files")
     prefix = "t10k" if split == "test" else "train"
     images, source = _read(folder, f"{prefix}-images-idx3-ubyte")
     labels, _ = _read(folder, f"{prefix}-labels-idx1-ubyte")

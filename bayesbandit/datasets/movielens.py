@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bayesbandit.datasets._paths import data_path
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_int
 
@@ -53,15 +54,7 @@ class Ratings:
 
 
 def _resolve(path: str | os.PathLike[str] | None) -> Path:
-    if path is None:
-        root = os.environ.get("BAYESBANDIT_DATA")
-        if not root:
-            raise InvalidInput(
-                "load_ratings: no path given and BAYESBANDIT_DATA is not set. Fix: pass the MovieLens folder or "
-                "ratings file, or set BAYESBANDIT_DATA to a folder holding ml-100k/u.data."
-            )
-        path = Path(root) / "ml-100k"
-    p = Path(path)
+    p = data_path(path, "load_ratings", "ml-100k", "the MovieLens folder or ratings file (ml-100k/u.data)")
     if p.is_dir():
         found = [p / f for f in _FILES if (p / f).is_file()]
         if not found:

@@ -16,14 +16,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import RewardSupport
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.history import ArmHistory, OnlineHistory, RowHistory
-from bayesbandit.inference.potential import BoundModel, bound_for
+from bayesbandit.inference.potential import BoundModel
 from bayesbandit.inference.prior_check import check_prior_mode
 from bayesbandit.inference.solvers import DenseNewton, Solver
 from bayesbandit.policies._explore import DEFAULT_CAPACITY, choose, exploration_order, init_arms, resolve_num_explore
+from bayesbandit.policies._program import ProgramPolicy
 from bayesbandit.validation import check_choice, check_int
 
 __all__ = ["GLMState", "GLMPolicy", "GLMUpdateInfo", "EDGE"]
@@ -62,7 +62,7 @@ class GLMState(NamedTuple):
 
 
 @dataclass(frozen=True)
-class GLMPolicy:
+class GLMPolicy(ProgramPolicy):
     """Base of the GLM policies: ``init``, ``select`` and ``update`` are shared, ``scores`` differs.
 
     Fields shared by every GLM policy (keyword-only after ``model``):
@@ -125,15 +125,6 @@ class GLMPolicy:
             )
 
     # ------------------------------------------------------------------------- the model
-    def bound(self, d: int) -> BoundModel:
-        """The reward program bound to ``d``-dimensional features."""
-        return bound_for(self.model, (d,), self.obs_site)
-
-    def reward_support(self, d: int) -> RewardSupport:
-        """The observed site's support, for validating rewards."""
-        bound = self.bound(d)
-        return RewardSupport(bound.support, bound.support_name)
-
     def check_program(self, d: int) -> None:
         """Raise :class:`~bayesbandit.errors.ModelSpecError` if the program has no joint mode to follow.
 

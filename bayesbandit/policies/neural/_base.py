@@ -8,17 +8,16 @@ from typing import Any, ClassVar, Literal
 import jax.numpy as jnp
 import optax
 
-from bayesbandit._base import RewardSupport
 from bayesbandit._typing import Array
 from bayesbandit.errors import InvalidInput
-from bayesbandit.inference.potential import BoundModel, bound_for
+from bayesbandit.policies._program import ProgramPolicy
 from bayesbandit.policies.neural._training import check_training, make_optimizer
 
 __all__ = ["NeuralPolicy"]
 
 
 @dataclass(frozen=True)
-class NeuralPolicy:
+class NeuralPolicy(ProgramPolicy):
     """Base of the policies on a neural reward program, trained one optimiser step per round.
 
     Fields shared by every neural policy (keyword-only after ``model``):
@@ -54,15 +53,6 @@ class NeuralPolicy:
             raise InvalidInput(
                 f"The 'obs_site' parameter of {type(self).__name__} must be a str. Got {self.obs_site!r} instead."
             )
-
-    def bound(self, d: int) -> BoundModel:
-        """The reward program bound to ``d``-dimensional features."""
-        return bound_for(self.model, (d,), self.obs_site)
-
-    def reward_support(self, d: int) -> RewardSupport:
-        """The observed site's support, for validating rewards."""
-        bound = self.bound(d)
-        return RewardSupport(bound.support, bound.support_name)
 
     def check_program(self, d: int) -> None:
         """Bind the program (raising :class:`~bayesbandit.errors.ModelSpecError` for a broken one).
