@@ -55,6 +55,7 @@ CASES = [
     Case("lin_ts", lambda: bb.LinTS(lam=1.0, v=0.5)),
     Case("lin_ucb", lambda: bb.LinUCB(lam=1.0, alpha=1.0)),
     Case("deep_fpl", lambda: bb.DeepFPL(mlp(hidden=16), a=0.5, learning_rate=1e-2, batch=128)),
+    Case("deep_fl", lambda: bb.DeepFL(mlp(hidden=16), learning_rate=1e-2, batch=128)),
     Case("rep_glm_fpl", lambda: bb.RepGLMFPL(mlp(hidden=8), explore_rounds=100, a=0.5)),
     Case("last_layer_ts", lambda: bb.LastLayerLaplaceTS(mlp(hidden=8), explore_rounds=100)),
 ]

@@ -12,7 +12,7 @@ import bayesbandit as bb
 from bayesbandit.history import ArmHistory, RowHistory
 
 CASES = {case.name: case for case in pc.CASES}
-NEURAL = {"deep_fpl", "rep_glm_fpl", "last_layer_ts"}  # explore uniformly while the network trains
+NEURAL = {"deep_fpl", "deep_fl", "rep_glm_fpl", "last_layer_ts"}  # explore uniformly while the network trains
 
 
 @pytest.mark.parametrize("name", [name for name in CASES if name not in NEURAL])
