@@ -20,7 +20,7 @@ import os
 import re
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -44,15 +44,66 @@ def _select_and_split(policy: Any, state: Any, arms: Any, key: Any) -> tuple[Any
     return key, action, info
 
 
+def _select_many(policy: Any, n: int, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
+    """One call: advance the key and make ``n`` selections from the same state, each with its own subkey."""
+    key, sub = jax.random.split(key)
+    actions, info = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(sub, n))
+    return key, actions, info
+
+
+def _update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:
+    """One call: ``update`` for each ``(action, feedback)`` row in turn (a scan), with one arm set or one per row."""
+
+    def step(state: Any, row: Any) -> Any:
+        x, action, value = row if arms_per_row else (arms, *row)
+        return policy.update(state, x, action, value)
+
+    return jax.lax.scan(step, state, (arms, actions, feedback) if arms_per_row else (actions, feedback))
+
+
+class _Functions(NamedTuple):
+    """What an agent calls: compiled for a JAX policy, plain Python (loops for the batches) for a host one."""
+
+    select: Any  # (state, arms, key) -> (key, action, info)
+    update: Any  # (state, arms, action, feedback) -> (state, info)
+    select_many: Any  # (n, state, arms, key) -> (key, actions, info stacked)
+    update_many: Any  # (arms_per_row, state, arms, actions, feedback) -> (state, info stacked)
+
+
 @functools.lru_cache(maxsize=64)
-def _jitted(policy: Any) -> tuple[Any, Any]:
-    """Compiled select and update, shared by every agent of an equal policy (one compile per shape)."""
-    return jax.jit(functools.partial(_select_and_split, policy)), jax.jit(policy.update)
+def _jitted(policy: Any) -> _Functions:
+    """Compiled functions, shared by every agent of an equal policy (one compile per shape)."""
+    return _Functions(
+        jax.jit(functools.partial(_select_and_split, policy)),
+        jax.jit(policy.update),
+        jax.jit(functools.partial(_select_many, policy), static_argnums=0),
+        jax.jit(functools.partial(_update_many, policy), static_argnums=0),
+    )
 
 
-def _functions(policy: Any, kind: str) -> tuple[Any, Any]:
+def _host_select_many(policy: Any, n: int, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
+    key, sub = jax.random.split(key)
+    chosen = [policy.select(state, arms, k) for k in jax.random.split(sub, n)]
+    actions = np.stack([np.asarray(action) for action, _ in chosen])
+    return key, actions, jax.tree.map(lambda *leaves: np.stack(leaves), *[info for _, info in chosen])
+
+
+def _host_update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:
+    infos = []
+    for i in range(len(actions)):
+        state, info = policy.update(state, arms[i] if arms_per_row else arms, actions[i], feedback[i])
+        infos.append(info)
+    return state, jax.tree.map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *infos)
+
+
+def _functions(policy: Any, kind: str) -> _Functions:
     if kind == "host":  # a host policy compiles its own parts
-        return functools.partial(_select_and_split, policy), policy.update
+        return _Functions(
+            functools.partial(_select_and_split, policy),
+            policy.update,
+            functools.partial(_host_select_many, policy),
+            functools.partial(_host_update_many, policy),
+        )
     try:
         return _jitted(policy)
     except TypeError:  # an unhashable policy (array hyper-parameters): compiled for this agent alone
@@ -159,9 +210,14 @@ class Agent:
         key, init_key = jax.random.split(jax.random.PRNGKey(seed))
         self._key = key
         self.state = policy.init(self._arms, d=self.d, capacity=capacity, key=init_key)
-        self._select, self._update = _functions(policy, kind)
+        self._functions = _functions(policy, kind)
+        self._select, self._update = self._functions.select, self._functions.update
+        self._combinatorial = isinstance(policy, Combinatorial)
+        self._buffered = isinstance(policy, Buffered)
+        self._explains = isinstance(policy, Explains)
         self._arms_device = None if self._arms is None else jnp.asarray(self._arms)
         self._last_arms: np.ndarray | None = None
+        self._last_arms_device: Any = None
         self._action_shape: tuple[int, ...] | None = None
         self.num_updates = 0
         self.last_select_info: Any = None
@@ -170,15 +226,47 @@ class Agent:
         self._compile_ahead = bool(compile_ahead)
         self._ahead: dict[tuple, Future] = {}  # (capacity, argument specs) -> compiled (select, update)
         self._pool: ThreadPoolExecutor | None = None
-        self._specs: tuple | None = None  # shapes and dtypes of the last update's (arms, action, feedback)
+        self._last_update_args: tuple | None = None  # the last update's (arms, action, feedback)
         self.last_update_info: Any = None
 
     # ------------------------------------------------------------------------------ acting
-    def select(self, arms: ArrayLike | None = None) -> Any:
+    def select(self, arms: ArrayLike | None = None, *, n: int | None = None) -> Any:
         """Choose an action: an index into the fixed arm set, or into ``arms`` (K, d) if given.
 
-        Returns an ``int`` (or an int array of indices for a k-subset policy).
+        Parameters
+        ----------
+        arms : array, shape (K, d), optional
+            This round's arms (contextual agents only).
+        n : int, optional
+            Make ``n`` decisions at once, for batched or delayed feedback: each is a selection
+            from the current state with its own random key, so Thompson sampling draws ``n``
+            independent posterior samples (GLM-FPL ``n`` independent perturbations, epsilon-greedy
+            ``n`` independent coin flips) and the ``n`` arms differ where the posterior is
+            uncertain; a deterministic policy (UCB) returns its best arm ``n`` times, up to
+            random tie-breaks. Report the rewards with :meth:`update_many`.
+
+        Returns
+        -------
+        An ``int`` (or an int array of indices for a k-subset policy); with ``n``, an int array
+        of shape ``(n,)`` (``(n, k)``).
         """
+        if n is not None:
+            n = check_int("Agent.select", "n", n, low=1)
+        arms_np, arms_device = self._round_arms(arms)
+        if n is None:
+            select, _ = self._executables(self.state, arms_device)
+            key, action, info = select(self.state, arms_device, self._key)
+        else:
+            key, action, info = self._functions.select_many(n, self.state, arms_device, self._key)
+        self._key = key
+        self._last_arms, self._last_arms_device = arms_np, arms_device
+        self.last_select_info = info
+        action = np.asarray(action)
+        self._action_shape = action.shape if n is None else action.shape[1:]
+        return int(action) if action.ndim == 0 else action
+
+    def _round_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray, Any]:
+        """The arms a selection indexes, validated: ``(NumPy array, device array)``."""
         if arms is not None and self._arms is not None:
             given = check_arms(arms, dim=self.d)
             if not np.array_equal(given, self._arms):
@@ -197,17 +285,16 @@ class Agent:
             arms_np, arms_device = self._arms, self._arms_device
         else:
             arms_np = check_arms(arms, dim=self.d)
-            arms_device = jnp.asarray(arms_np)
-        if isinstance(self.policy, Combinatorial):
+            arms_device = jax.device_put(arms_np)
+        if self._combinatorial:
             self.policy.check_arms(arms_np.shape[0])
-        select, _ = self._executables(self.state, arms_device)
-        key, action, info = select(self.state, arms_device, self._key)
-        self._key = key
-        self._last_arms = arms_np
-        self.last_select_info = info
-        action = np.asarray(action)
-        self._action_shape = action.shape
-        return int(action) if action.ndim == 0 else action
+        return arms_np, arms_device
+
+    def _action_layout(self, num_arms: int) -> tuple[int, tuple[int, ...]]:
+        """``(index range, action shape)``: a k-subset policy's actions index ``blocks`` copies of the arms."""
+        if self._combinatorial:
+            return self.policy.blocks * num_arms, self.policy.action_shape
+        return num_arms, self._action_shape or ()
 
     def update(self, action: Any, reward: Any) -> None:
         """Record ``reward`` for ``action`` (indices into the fixed set, or into the last ``select`` arms).
@@ -226,38 +313,115 @@ class Agent:
                 "update(action, reward) on a contextual agent needs a previous select(arms): the action indexes "
                 "those arms. Fix: call select(arms) first; the agent state was not changed."
             )
-        copies, shape = 1, self._action_shape or ()
-        if isinstance(self.policy, Combinatorial):
-            copies, shape = self.policy.blocks, self.policy.action_shape
-        index = check_action(action, copies * arms.shape[0], shape)
+        num_arms, shape = self._action_layout(arms.shape[0])
+        index = check_action(action, num_arms, shape)
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
-        state = self.policy.reserve(self.state, 1) if isinstance(self.policy, Buffered) else self.state
-        arms_device = self._arms_device if self._arms is not None else jnp.asarray(arms)
-        action_device, value_device = jnp.asarray(index, jnp.int32), jnp.asarray(value)
+        state = self.policy.reserve(self.state, 1) if self._buffered else self.state
+        if self._arms is not None:
+            arms_device = self._arms_device
+        else:
+            arms_device = self._last_arms_device
+        action_host = index.astype(np.int32)
         _, update = self._executables(state, arms_device)
-        new_state, info = update(state, arms_device, action_device, value_device)
-        if not bool(np.all(np.asarray(info.converged))):
-            floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
-            if not all(np.isfinite(x).all() for x in floats):
-                raise NotConverged(
-                    f"the update for reward {reward!r} of action {action!r} made the policy state non-finite; "
+        new_state, info = update(state, arms_device, action_host, value)
+        self._commit(new_state, info, 1, lambda: (info, f"for reward {reward!r} of action {action!r}"))
+        self._last_update_args = (arms_device, action_host, value)
+        self._schedule_ahead()
+
+    def update_many(self, actions: Any, rewards: Any, *, arms: ArrayLike | None = None) -> None:
+        """Record several rewards in one compiled call (batched or delayed feedback), in order.
+
+        The same as ``update(actions[i], rewards[i])`` for each ``i`` in turn, run as one
+        ``lax.scan``. Every row is validated before anything is recorded: a bad row raises and
+        the agent is unchanged.
+
+        Parameters
+        ----------
+        actions : int array, shape (m,) or (m, k)
+            What :meth:`select` returned (for example ``select(n=m)``).
+        rewards : array, shape (m,) or (m, k)
+        arms : array, shape (K, d) or (m, K, d), optional
+            Contextual agents only: the arms the actions index, one set for all rows or one per
+            row. Default: the arms of the last ``select``.
+
+        Raises
+        ------
+        InvalidInput
+            A malformed row (wrong shape, out of range, non-finite, outside the reward model's
+            support) or arms; the agent is unchanged.
+        NotConverged
+            The updates produced non-finite state; the agent is unchanged.
+        """
+        count = int(np.shape(actions)[0]) if np.ndim(actions) >= 1 else 0
+        if count == 0:
+            raise InvalidInput(
+                f"update_many needs a non-empty array of actions, one row per reward; got {actions!r}; "
+                "the agent state was not changed."
+            )
+        arms_np = self._batch_arms(arms, count)
+        arms_per_row = arms_np.ndim == 3
+        num_arms, shape = self._action_layout(arms_np.shape[-2])
+        index = check_action(actions, num_arms, shape, count=count)
+        value = check_feedback(rewards, self._support.constraint, self._support.description, index.shape)
+        state = self.policy.reserve(self.state, count) if self._buffered else self.state
+        arms_device = self._arms_device if self._arms is not None else jax.device_put(arms_np)
+        new_state, info = self._functions.update_many(arms_per_row, state, arms_device, index.astype(np.int32), value)
+
+        def first_failure() -> tuple[Any, str]:
+            row = int(np.argmin(np.asarray(info.converged).reshape(count, -1).all(axis=1)))
+            return jax.tree.map(lambda leaf: leaf[row], info), f"in row {row} (reward {value[row]!r})"
+
+        self._commit(new_state, info, count, first_failure)
+
+    def _batch_arms(self, arms: ArrayLike | None, count: int) -> np.ndarray:
+        """The arms ``update_many``'s actions index: the fixed set, the given ones, or the last select's."""
+        if self._arms is not None:
+            if arms is not None and not np.array_equal(np.asarray(arms), self._arms):
+                raise InvalidInput(
+                    "this agent has a fixed arm set; update_many(actions, rewards) indexes it. Fix: omit arms=; "
                     "the agent state was not changed."
                 )
-            if isinstance(self.policy, Explains):
-                message = self.policy.explain_update(info, self.d)
+            return self._arms
+        if arms is None:
+            if self._last_arms is None:
+                raise InvalidInput(
+                    "update_many on a contextual agent needs the arms its actions index: pass arms= (shape (K, d) "
+                    "or (m, K, d)) or call select(arms) first; the agent state was not changed."
+                )
+            return self._last_arms
+        given = np.asarray(arms)
+        if given.ndim == 3:
+            if given.shape[0] != count:
+                raise InvalidInput(
+                    f"arms passed to update_many has {given.shape[0]} arm sets for {count} actions; expected shape "
+                    f"({count}, K, {self.d}); the agent state was not changed."
+                )
+            return check_arms(given.reshape(-1, given.shape[-1]), dim=self.d).reshape(given.shape)
+        return check_arms(given, dim=self.d)
+
+    def _commit(self, new_state: Any, info: Any, count: int, failure: Any) -> None:
+        """Keep the updated state, or raise if it is not finite; warn (once per kind) if a fit did not converge.
+
+        ``failure()`` returns the info of the update to explain and words saying which one it was.
+        """
+        if not bool(np.all(np.asarray(info.converged))):
+            floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+            failed, where = failure()
+            if not all(np.isfinite(x).all() for x in floats):
+                raise NotConverged(
+                    f"the update {where} made the policy state non-finite; the agent state was not changed."
+                )
+            if self._explains:
+                message = self.policy.explain_update(failed, self.d)
             else:
-                message = f"{type(self.policy).__name__}.update did not converge: {info}."
+                message = f"{type(self.policy).__name__}.update did not converge: {failed}."
             kind = re.sub(r"\[[^\]]*\]|\(.*?\)|[-+]?\d[\d.e+-]*", "#", message)  # the message without its numbers
             if kind not in self._warned:  # once per kind of problem, not every round
                 self._warned.add(kind)
-                warnings.warn(message, RuntimeWarning, stacklevel=2)
+                warnings.warn(message, RuntimeWarning, stacklevel=3)
         self.state = new_state
         self.last_update_info = info
-        self.num_updates += 1
-        self._specs = jax.tree.map(
-            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), (arms_device, action_device, value_device)
-        )
-        self._schedule_ahead()
+        self.num_updates += count
 
     # ------------------------------------------------------------------------------ compiling ahead
     def _executables(self, state: Any, arms: Any) -> tuple[Any, Any]:
@@ -269,12 +433,14 @@ class Agent:
 
     def _schedule_ahead(self) -> None:
         """Half-full buffer: compile for the doubled one in the background (see ``compile_ahead``)."""
-        if not self._compile_ahead or self._specs is None or not isinstance(self.policy, Buffered):
+        if not self._compile_ahead or self._last_update_args is None or not self._buffered:
             return
         capacity = self.policy.capacity(self.state)
         if capacity is None or self._kind != "jax" or 2 * self.policy.filled(self.state) < capacity:
             return
-        arms, action, feedback = self._specs
+        arms, action, feedback = jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct(np.shape(a), jax.dtypes.canonicalize_dtype(a.dtype)), self._last_update_args
+        )
         key = _ahead_id(2 * capacity, arms)
         if key in self._ahead:
             return
@@ -384,6 +550,7 @@ class Agent:
         agent.state = jax.tree.unflatten(treedef, [jnp.asarray(a) for a in arrays])
         agent._key = key
         agent._last_arms = last_arms
+        agent._last_arms_device = None if last_arms is None else jax.device_put(last_arms)
         agent._action_shape = None if meta["action_shape"] is None else tuple(meta["action_shape"])
         agent.num_updates = int(meta["num_updates"])
         return agent

@@ -152,32 +152,48 @@ def check_arms(
     return arr
 
 
-def check_action(action: Any, num_arms: int, shape: tuple[int, ...] = (), *, unchanged: str = UNCHANGED) -> np.ndarray:
-    """Return an action as an int array after checking its shape and range.
+def check_action(
+    action: Any,
+    num_arms: int,
+    shape: tuple[int, ...] = (),
+    *,
+    count: int | None = None,
+    unchanged: str = UNCHANGED,
+) -> np.ndarray:
+    """Return an action (or ``count`` actions) as an int array after checking shape and range.
 
     Parameters
     ----------
     action : int or array of int
-        An arm index (``shape == ()``) or ``k`` distinct arm indices (``shape == (k,)``).
+        An arm index (``shape == ()``) or ``k`` distinct arm indices (``shape == (k,)``); with
+        ``count``, an array of ``count`` such actions, shape ``(count, *shape)``.
     num_arms : int
         Size ``K`` of the arm set the action indexes.
     shape : tuple of int
         The shape of the policy's actions.
+    count : int, optional
+        How many actions ``action`` holds (``Agent.update_many``); ``None`` for one action.
     """
+    if count is None and shape == () and isinstance(action, int | np.integer) and not isinstance(action, bool):
+        if 0 <= action < num_arms:  # the common case, a plain index (what select returned), checked cheaply
+            return np.asarray(action, dtype=np.int64)
     expected = "an integer arm index" if shape == () else f"{shape[0]} distinct integer arm indices"
+    if count is not None:
+        expected = f"an array of shape {(count, *shape)}, each row {expected}"
     raw = np.asarray(action)
     try:
         with np.errstate(invalid="ignore", over="ignore"):
             index = raw.astype(np.int64)
     except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInput(f"action must be {expected} in [0, {num_arms}); got {action!r}; {unchanged}.") from exc
+    rows = index.reshape(-1, shape[0]) if shape else index.reshape(-1, 1)
     if (
-        raw.shape != shape
+        raw.shape != (shape if count is None else (count, *shape))
         or raw.dtype.kind not in "iuf"
         or not np.array_equal(index, raw)
         or np.any(index < 0)
         or np.any(index >= num_arms)
-        or len(np.unique(index)) != index.size
+        or np.any(np.diff(np.sort(rows, axis=1), axis=1) == 0)
     ):
         raise InvalidInput(
             f"action must be {expected} in [0, {num_arms}) (what select returned); got {action!r}; {unchanged}."

@@ -115,6 +115,22 @@ def compile_and_time(fn: Callable, args: Sequence, reps: int = 3):
     return compile_s, statistics.median(times), times, out, compiled
 
 
+def interleaved_cpu(contenders: dict, reps: int) -> dict[str, float]:
+    """Median process CPU seconds per round-run of each contender, timed in turn (A B C A B C ...).
+
+    ``contenders``: name -> (callable running the workload, rounds x runs it plays). Alternating
+    the contenders makes a change of the machine's load hit all of them; CPU time (all the
+    process's threads) rather than wall time makes the ratio independent of waiting for a core.
+    """
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(reps):
+        for name, (fn, work) in contenders.items():
+            start = time.process_time()
+            fn()
+            times[name].append((time.process_time() - start) / work)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def max_rss_mib() -> float:
     """Process peak resident set size so far (Linux ru_maxrss is in KiB). Monotone: a high-water mark."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

@@ -1,6 +1,11 @@
-"""What-if variants of GLM-TSL used by the profile section of ``bench_contenders.py``.
+"""What-if variants of the GLM policies, the baselines some benchmarks measure the library against.
 
 They are *not* library code: each changes one thing measured to bound the library's cost.
+
+* :class:`FactorisedWidthsGLMUCB` and :class:`FactorisedWidthsUCBGLM` (``bench_ucb_widths.py``):
+  GLM-UCB and UCB-GLM with their widths ``||x_i||_{G_t^{-1}}`` computed the direct way each
+  round (the design matrix from the per-arm counts, a jittered Cholesky factor, a ``K x d``
+  triangular solve) instead of from the rank-one-updated inverse the library carries.
 
 * :class:`ClosedFormLogisticNewton`: a solver for the policies' ``solver=`` slot with the Newton
   solve's logistic gradient/Hessian written out (``X^T W X``), a plain Cholesky and no line
@@ -19,8 +24,31 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve
 
+import bayesbandit as bb
+from bayesbandit._base import register_policy
+from bayesbandit._numerics import jittered_cholesky, mahalanobis_norms
 from bayesbandit.inference import NewtonFit, NewtonInfo
 from bayesbandit.precision import require_x64
+
+
+class FactorisedWidths:
+    """Widths from a fresh factorisation of ``G_t`` every round, instead of the carried inverse."""
+
+    keeps_design: ClassVar[bool] = False
+
+    def widths(self, state, arms):
+        chol, _ = jittered_cholesky(state.history.gram())
+        return mahalanobis_norms(chol, arms)
+
+
+@register_policy(data_fields=["rho"])
+class FactorisedWidthsGLMUCB(FactorisedWidths, bb.GLMUCB):
+    """GLM-UCB refactoring ``G_t`` and solving against all arms every round."""
+
+
+@register_policy(data_fields=["alpha"])
+class FactorisedWidthsUCBGLM(FactorisedWidths, bb.UCBGLM):
+    """UCB-GLM refactoring ``G_t`` and solving against all arms every round."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 import tracemalloc
@@ -51,6 +50,7 @@ from benchmarks._common import (  # noqa: E402
     RESULTS,
     compile_and_time,
     fmt_pm,
+    interleaved_cpu,
     jax_runner,
     machine_info,
     make_instances,
@@ -77,22 +77,6 @@ def run_numpy(fn, arms, theta, u, runs):
         regrets.append(r)
         steps.append(s)
     return time.perf_counter() - t0, np.stack(regrets), np.stack(steps)
-
-
-def interleaved_cpu(contenders: dict, reps: int) -> dict[str, float]:
-    """Median process CPU seconds per round-run of each contender, timed in turn (A B C A B C ...).
-
-    ``contenders``: name -> (callable running the workload, rounds x runs it plays). Alternating
-    the contenders makes a change of the machine's load hit all of them; CPU time (all the
-    process's threads) rather than wall time makes the ratio independent of waiting for a core.
-    """
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(reps):
-        for name, (fn, work) in contenders.items():
-            start = time.process_time()
-            fn()
-            times[name].append((time.process_time() - start) / work)
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def traced_peak_mib(fn) -> float:

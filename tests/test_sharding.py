@@ -1,4 +1,4 @@
-"""``simulate`` on two (simulated) CPU devices plays exactly the runs it plays on one."""
+"""``simulate`` and ``bai.evaluate`` on two (simulated) CPU devices play exactly the runs they play on one."""
 
 from __future__ import annotations
 
@@ -22,6 +22,15 @@ SCRIPT = textwrap.dedent(
     fixed = bb.envs.LogisticBandit(K=12, d=3)
     contextual = bb.envs.ContextualLogisticBandit(K=6, d=3)
     semi = bb.envs.ClusteredSemiBandit(phi=1.0, oracle=TopK(k=5), num_arms=40)
+    from bayesbandit import bai
+
+    bai_ds = bai.evaluate(
+        {"gse": bai.GSE("g-optimal"), "sh": bai.SequentialHalving()},
+        bai.AdaptiveInstance(K=4, omega=0.3),
+        budget=40,
+        replications=7,
+        batch_size=3,
+    )
     runs = [
         bb.simulate({"tsl": bb.GLMTSL(logistic(), a=1.0), "lints": bb.LinTS(v=0.5)}, fixed, 60, runs=5, seed=2),
         bb.simulate({"fpl": bb.GLMFPL(logistic(), a=0.5)}, contextual, 60, runs=3, seed=4),
@@ -31,6 +40,7 @@ SCRIPT = textwrap.dedent(
         sys.argv[1],
         devices=len(jax.devices()),
         **{f"{i}_{var}": ds[var].values for i, ds in enumerate(runs) for var in ("action", "regret", "reward")},
+        **{f"bai_{var}": bai_ds[var].values for var in ("arm", "correct", "pulls")},
     )
     """
 )

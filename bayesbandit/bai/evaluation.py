@@ -11,6 +11,9 @@ Replication ``r`` of :func:`evaluate` gives every algorithm
 Differences between algorithms are therefore paired: the standard error of a difference of
 accuracies is that of the per-replication difference, ``sd(c_a - c_b) / sqrt(R)``, often far
 smaller than the two binomial errors combined.
+
+With several devices each batch of replications is split over them (:mod:`bayesbandit.sharding`);
+the results are the same as on one device.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from typing import Any
 import jax
 import numpy as np
 import xarray as xr
+from jax.sharding import PartitionSpec
 
 from bayesbandit._typing import Array
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_instance, is_correct
 from bayesbandit.bai.instances import check_env
 from bayesbandit.envs._common import Instance, describe
 from bayesbandit.errors import InvalidInput
+from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh
 from bayesbandit.validation import check_int
 
 __all__ = ["evaluate", "replication_keys", "summarize"]
@@ -63,18 +68,20 @@ def _runner(algorithm: BAIAlgorithm, env: BAIEnv, budget: int) -> Any:
         arm, info = algorithm.identify(env, instance, budget, key)
         return arm, is_correct(instance, arm), info.pulls
 
-    return jax.jit(jax.vmap(one))
+    return jax.vmap(one)
 
 
 _COMPILED: OrderedDict[Any, Any] = OrderedDict()
 _CACHE_SIZE = 32  # executables kept (least recently used dropped): each holds native code and memory maps
 
 
-def _compile(algorithm: BAIAlgorithm, env: BAIEnv, budget: int, example: Any) -> tuple[Any, float]:
-    """The compiled replication batch and the seconds compiling took now (0 when reused: the
-    executables of the last 32 hashable (algorithm, env, budget, batch size) are kept)."""
+def _compile(algorithm: BAIAlgorithm, env: BAIEnv, budget: int, example: Any, mesh: Any) -> tuple[Any, float]:
+    """The compiled replication batch (split over the mesh's devices, if any) and the seconds
+    compiling took now (0 when reused: the executables of the last 32 hashable (algorithm, env,
+    budget, batch size, devices) are kept)."""
+    devices = None if mesh is None else tuple(mesh.devices.flat)
     try:
-        key: Any = (algorithm, env, budget, example[1].shape)
+        key: Any = (algorithm, env, budget, example[1].shape, devices)
         hash(key)
     except TypeError:
         key = None
@@ -82,7 +89,8 @@ def _compile(algorithm: BAIAlgorithm, env: BAIEnv, budget: int, example: Any) ->
         _COMPILED.move_to_end(key)
         return _COMPILED[key], 0.0
     t0 = time.perf_counter()
-    compiled = _runner(algorithm, env, budget).lower(*example).compile()  # identify checks the budget while tracing
+    split = (PartitionSpec(RUNS_AXIS), PartitionSpec(RUNS_AXIS))
+    compiled = compile_over_runs(_runner(algorithm, env, budget), example, split, mesh)  # identify checks the budget
     if key is not None:
         _COMPILED[key] = compiled
         while len(_COMPILED) > _CACHE_SIZE:
@@ -124,7 +132,7 @@ def evaluate(
         Paired replications ``R``.
     seed : int
     batch_size : int
-        Replications vmapped at once (memory).
+        Replications vmapped at once (memory); rounded up to a multiple of the device count.
     progress : bool
         Show a progress bar per algorithm.
 
@@ -145,6 +153,9 @@ def evaluate(
         raise InvalidInput(f"evaluate: the 'budget' argument must be an int. Got {budget!r}.")
     budget = int(budget)
     batch = min(batch_size, replications)
+    mesh = runs_mesh()  # several devices: each batch is split over them (bayesbandit.sharding)
+    if mesh is not None:
+        batch = -(-batch // mesh.size) * mesh.size
     instance_keys, run_keys = replication_keys(seed, replications)
     instances = jax.jit(jax.vmap(env.reset))(instance_keys)
     check_instance("evaluate", instances)
@@ -152,7 +163,7 @@ def evaluate(
     timing: dict[str, tuple[float, float]] = {}
     chunks = _batches((instances, run_keys), replications, batch)
     for name, algorithm in named.items():
-        compiled, compile_seconds = _compile(algorithm, env, budget, chunks[0][0])
+        compiled, compile_seconds = _compile(algorithm, env, budget, chunks[0][0], mesh)
         parts: list[tuple[np.ndarray, ...]] = []
         bar = _progress(progress, len(chunks), name)
         t0 = time.perf_counter()

@@ -8,10 +8,9 @@ the theory ``a`` and with ``a = 1``, share one executable. Compilation is ahead 
 (``jit(...).lower(...).compile()``) and timed on its own; a reused executable reports a compile
 time of 0.
 
-Runs are independent, so with several devices (GPUs, TPU cores, or host CPU devices from
-``XLA_FLAGS=--xla_force_host_platform_device_count=N``) the runs axis is split over them with
-:func:`jax.shard_map` on a one-axis mesh: every device plays its share of the runs with the same
-per-run program, with no communication. The number of runs is padded to a multiple of the device
+Runs are independent, so with several devices the runs axis is split over them
+(:mod:`bayesbandit.sharding`): every device plays its share of the runs with the same per-run
+program, with no communication. The number of runs is padded to a multiple of the device
 count with copies of the first runs, whose results are dropped. One device takes the plain path;
 the results are the same either way (``tests/test_sharding.py``).
 """
@@ -27,13 +26,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import PartitionSpec
 
+from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh
 from bayesbandit.sim.round import Round, RunKeys, init_run, play_round
 
 __all__ = ["run_scan", "round_outputs", "runs_mesh"]
-
-RUNS_AXIS = "runs"
 
 _CACHE_SIZE = 32
 _COMPILED: OrderedDict = OrderedDict()  # (env, record, policy treedef and avals, shapes) -> executables
@@ -83,12 +81,6 @@ def _split_policy(policy: Any) -> tuple[list, Callable[[list], Any], Any]:
     return dyn, lambda d: jax.tree.unflatten(treedef, d), (type(policy), treedef, tuple(jax.typeof(x) for x in dyn))
 
 
-def runs_mesh() -> Mesh | None:
-    """A one-axis mesh over every device of the default backend, or None when there is one device."""
-    devices = jax.devices()
-    return Mesh(np.array(devices), (RUNS_AXIS,)) if len(devices) > 1 else None
-
-
 def _pad_runs(keys: RunKeys, multiple: int) -> RunKeys:
     """``keys`` with copies of the first runs appended, to a multiple of ``multiple`` runs."""
     runs = keys.env.shape[0]
@@ -97,22 +89,6 @@ def _pad_runs(keys: RunKeys, multiple: int) -> RunKeys:
         return keys
     index = jnp.arange(runs + extra) % runs
     return RunKeys(*(k[index] for k in keys))
-
-
-def _compile(fn: Callable, args: tuple, in_specs: tuple, mesh: Mesh | None, options: Any) -> Any:
-    """``jit(fn)`` compiled for ``args``; with a mesh, ``shard_map`` over the runs axis (specs per argument)."""
-    if mesh is None:
-        return jax.jit(fn, compiler_options=options).lower(*args).compile()
-    runs = PartitionSpec(RUNS_AXIS)
-    # check_vma off: policies build per-run carries from constants (a Newton loop's start), and no value
-    # is ever reduced across devices, so the replication types it checks carry no information here.
-    sharded = jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=runs, check_vma=False)
-    shardings = tuple(NamedSharding(mesh, spec) for spec in in_specs)
-    return (
-        jax.jit(sharded, in_shardings=shardings, out_shardings=NamedSharding(mesh, runs), compiler_options=options)
-        .lower(*args)
-        .compile()
-    )
 
 
 def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: int, options, mesh):
@@ -131,13 +107,13 @@ def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: in
         return jax.lax.map(lambda k: init_run(rebuild(d), env, k[0], k[1], capacity), (env_keys, policy_keys))
 
     per_run, shared = PartitionSpec(RUNS_AXIS), PartitionSpec()
-    init_c = _compile(init, (dyn, keys.env, keys.policy), (shared, per_run, per_run), mesh, options)
+    init_c = compile_over_runs(init, (dyn, keys.env, keys.policy), (shared, per_run, per_run), mesh, options)
     env_state, pstate = jax.eval_shape(init, dyn, keys.env, keys.policy)
     failures = jax.ShapeDtypeStruct((runs,), jnp.int32)
     carry = (env_state, pstate, keys.pull, keys.policy, failures)
     ts = jax.ShapeDtypeStruct((chunk_len,), jnp.int32)
     chunk = jax.vmap(lambda d, c, t: _chunk(rebuild(d), env, record, c, t), in_axes=(None, 0, None))
-    chunk_c = _compile(chunk, (dyn, carry, ts), (shared, per_run, shared), mesh, options)
+    chunk_c = compile_over_runs(chunk, (dyn, carry, ts), (shared, per_run, shared), mesh, options)
     seconds = time.perf_counter() - start
     if ident is not None:
         _COMPILED[cache_key] = (init_c, chunk_c)

@@ -24,6 +24,7 @@ from bayesbandit.inference.prior_check import check_prior_mode
 from bayesbandit.inference.solvers import DenseNewton, Solver
 from bayesbandit.policies._explore import DEFAULT_CAPACITY, choose, exploration_order, init_arms, resolve_num_explore
 from bayesbandit.policies._program import ProgramPolicy
+from bayesbandit.policies.glm._design import DesignInverse
 from bayesbandit.validation import check_choice, check_int
 
 __all__ = ["GLMState", "GLMPolicy", "GLMUpdateInfo", "EDGE"]
@@ -59,6 +60,7 @@ class GLMState(NamedTuple):
     fit: Any  # the solver's fit: NewtonFit (theta (p,), chol (p, p)) or FirstOrderFit (theta, opt_state)
     t: Array  # () int32, rounds observed
     explore_order: Array | None  # (num_explore,) int32 initial pulls on a fixed arm set, else None
+    design: DesignInverse | None = None  # G_t and its inverse, for the policies that widen by ||x||_{G_t^-1}
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class GLMPolicy(ProgramPolicy):
     kind: ClassVar[Literal["jax"]] = "jax"
     needs_curvature: ClassVar[bool] = False
     needs_rows: ClassVar[bool] = False
+    keeps_design: ClassVar[bool] = False  # carry G_t^{-1} (rank-one updates) in the state
 
     model: Any
     _: KW_ONLY
@@ -231,7 +234,8 @@ class GLMPolicy(ProgramPolicy):
         empty = (jnp.zeros((1, d)), jnp.zeros(1), jnp.zeros(1))  # the prior alone
         fit = self.solver.init(bound, theta0, empty if isinstance(history, OnlineHistory) else history.rows())
         order = None if arms is None else exploration_order(arms, resolve_num_explore(self.num_explore, d))
-        return GLMState(history, fit, jnp.asarray(0, jnp.int32), order)
+        design = DesignInverse.create(d) if self.keeps_design else None
+        return GLMState(history, fit, jnp.asarray(0, jnp.int32), order, design)
 
     def update(self, state: GLMState, arms: Array, action: Array, feedback: Array) -> tuple[GLMState, GLMUpdateInfo]:
         """Record the reward of ``arms[action]`` and refit (warm-started).
@@ -284,7 +288,8 @@ class GLMPolicy(ProgramPolicy):
             if jnp.issubdtype(leaf.dtype, jnp.inexact):
                 healthy = healthy & jnp.all(jnp.isfinite(leaf))
         fit = jax.tree.map(lambda new, old: jnp.where(healthy, new, old), fit, state.fit)
-        new_state = state._replace(history=history, fit=fit, t=state.t + 1)
+        design = None if state.design is None else state.design.add(arms[index])
+        new_state = state._replace(history=history, fit=fit, t=state.t + 1, design=design)
         new_state = jax.tree.map(lambda new, old: jnp.where(recorded, new, old), new_state, state)
         converged = jnp.asarray(solver_info.converged) & recorded & healthy
         return new_state, GLMUpdateInfo(converged, recorded, recorded & ~healthy, attempted, solver_info)

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import jax.numpy as jnp
 
 from bayesbandit._base import register_policy
-from bayesbandit._numerics import jittered_cholesky, mahalanobis_norms
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.validation import check_scalar
 
-__all__ = ["GLMUCB", "GLMUCBInfo", "design_widths"]
+__all__ = ["GLMUCB", "GLMUCBInfo", "DesignWidths", "design_widths"]
 
 
 class GLMUCBInfo(NamedTuple):
@@ -27,14 +27,33 @@ class GLMUCBInfo(NamedTuple):
     exploring: Array  # () bool: an initial-exploration round
 
 
+class DesignWidths:
+    """Mixin of GLM-UCB and UCB-GLM: the state carries ``G_t^{-1}``, and ``widths`` reads it."""
+
+    keeps_design: ClassVar[bool] = True
+
+    def widths(self, state: GLMState, arms: Array) -> Array:
+        """``||x_i||_{G_t^{-1}}`` for each arm, shape (K,) (:func:`design_widths`)."""
+        return design_widths(state, arms)
+
+
 def design_widths(state: GLMState, arms: Array) -> Array:
-    """``||x_i||_{G_t^{-1}}`` with the unweighted design matrix ``G_t = sum_l X_l X_l^T``, shape (K,)."""
-    chol, _ = jittered_cholesky(state.history.gram())
-    return mahalanobis_norms(chol, arms)
+    """``||x_i||_{G_t^{-1}}`` with the unweighted design matrix ``G_t = sum_l X_l X_l^T``, shape (K,).
+
+    ``G_t^{-1}`` is carried in the state and updated by Sherman-Morrison
+    (:class:`~bayesbandit.policies.glm._design.DesignInverse`), so a round costs ``O(K d + d^2)``
+    for the update and one ``(K, d) x (d, d)`` product here.
+    """
+    if state.design is None:
+        raise InvalidInput(
+            "design_widths needs a state that carries G_t^{-1}: one from GLMUCB or UCBGLM "
+            "(policies with keeps_design = True). Got a state without it (design=None)."
+        )
+    return state.design.widths(arms)
 
 
 @register_policy(data_fields=["rho"])
-class GLMUCB(GLMPolicy):
+class GLMUCB(DesignWidths, GLMPolicy):
     """GLM-UCB: optimism in the mean-reward space.
 
     .. math::  I_t = \\arg\\max_i \\mu(x_i; \\bar\\theta_t) + \\rho \\|x_i\\|_{G_t^{-1}}
@@ -66,6 +85,6 @@ class GLMUCB(GLMPolicy):
 
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, GLMUCBInfo]:
         theta = state.fit.theta
-        widths = design_widths(state, arms)
+        widths = self.widths(state, arms)
         scores = bound.mean_reward(theta, arms) + self.rho * widths
         return scores, GLMUCBInfo(~jnp.any(jnp.isnan(scores)), scores, theta, widths, jnp.asarray(False))

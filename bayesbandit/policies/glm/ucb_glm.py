@@ -11,7 +11,7 @@ from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
-from bayesbandit.policies.glm.glm_ucb import design_widths
+from bayesbandit.policies.glm.glm_ucb import DesignWidths
 from bayesbandit.validation import check_scalar
 
 __all__ = ["UCBGLM", "UCBGLMInfo"]
@@ -28,7 +28,7 @@ class UCBGLMInfo(NamedTuple):
 
 
 @register_policy(data_fields=["alpha"])
-class UCBGLM(GLMPolicy):
+class UCBGLM(DesignWidths, GLMPolicy):
     """UCB-GLM: optimism in the linear-predictor space.
 
     .. math::  I_t = \\arg\\max_i \\eta(x_i; \\bar\\theta_t) + \\alpha \\|x_i\\|_{G_t^{-1}}
@@ -62,6 +62,6 @@ class UCBGLM(GLMPolicy):
 
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, UCBGLMInfo]:
         theta = state.fit.theta
-        widths = design_widths(state, arms)
+        widths = self.widths(state, arms)
         scores = bound.natural_parameter(theta, arms) + self.alpha * widths
         return scores, UCBGLMInfo(~jnp.any(jnp.isnan(scores)), scores, theta, widths, jnp.asarray(False))
