@@ -186,14 +186,13 @@ def check_action(
             index = raw.astype(np.int64)
     except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInput(f"action must be {expected} in [0, {num_arms}); got {action!r}; {unchanged}.") from exc
-    rows = index.reshape(-1, shape[0]) if shape else index.reshape(-1, 1)
     if (
         raw.shape != (shape if count is None else (count, *shape))
         or raw.dtype.kind not in "iuf"
         or not np.array_equal(index, raw)
         or np.any(index < 0)
         or np.any(index >= num_arms)
-        or np.any(np.diff(np.sort(rows, axis=1), axis=1) == 0)
+        or (shape != () and np.any(np.diff(np.sort(index.reshape(-1, shape[0]), axis=1), axis=1) == 0))
     ):
         raise InvalidInput(
             f"action must be {expected} in [0, {num_arms}) (what select returned); got {action!r}; {unchanged}."

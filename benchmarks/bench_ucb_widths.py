@@ -20,11 +20,15 @@ import argparse
 import os
 import sys
 
-import jax
-import numpy as np
-from bayesbandit.models import logistic
+# One XLA:CPU pool thread: 100 vmapped Cholesky factorisations at d = 20 on a 2-thread pool can wait on
+# each other forever (the same setting as the CLI and the test suite).
+os.environ.setdefault("PJRT_NPROC", "1")
 
-import bayesbandit as bb
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from bayesbandit.models import logistic  # noqa: E402
+
+import bayesbandit as bb  # noqa: E402
 
 bb.enable_x64()
 
@@ -60,9 +64,11 @@ def contenders() -> dict[str, tuple[object, object]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="d in {5, 10}, 20 runs of 300 rounds")
+    parser.add_argument("--dims", type=int, nargs="+", default=None, help="feature dimensions (default 5 10 15 20)")
     parser.add_argument("--out-dir", default=RESULTS)
     args = parser.parse_args(argv)
     dims, runs, rounds = ((5, 10), 20, 300) if args.quick else ((5, 10, 15, 20), 100, 2_000)
+    dims = tuple(args.dims or dims)
     warm_up_jax()
     rows = []
     for d in dims:
