@@ -36,9 +36,6 @@ from hypothesis import HealthCheck, given, settings
 import bayesbandit as bb
 from bayesbandit.errors import BayesBanditError
 
-# One worker runs the whole module: the last test counts the cases the others generated.
-pytestmark = pytest.mark.xdist_group("properties")
-
 CASES = int(os.environ.get("BAYESBANDIT_PROPERTY_CASES", "1000"))
 D = 3
 K = 5
