@@ -130,3 +130,16 @@ def test_contextual_update_many_needs_arms_and_checks_their_count():
         agent.update_many([0, 1, 2], [1.0, 0.0, 1.0], arms=np.zeros((2, 4, 3)))
     with pytest.raises(InvalidInput, match="n"):
         agent.select(ARMS, n=0)
+
+
+def test_a_host_policy_takes_batches_through_its_own_loop():
+    arms = np.random.default_rng(2).uniform(-1, 1, (40, 4))
+    one = bb.Agent(bb.SubTS(beta=0.5, index="exact"), arms=arms, seed=0)
+    many = bb.Agent(bb.SubTS(beta=0.5, index="exact"), arms=arms, seed=0)
+    actions, rewards = np.array([3, 17, 3, 29]), np.array([0.5, -0.2, 0.4, 1.0])
+    for a, r in zip(actions, rewards, strict=True):
+        one.update(int(a), float(r))
+    many.update_many(actions, rewards)
+    assert many.num_updates == 4
+    assert one.select() == many.select()  # same statistics, same key
+    assert many.select(n=5).shape == (5,)
