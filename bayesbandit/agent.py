@@ -84,8 +84,7 @@ def _jitted(policy: Any) -> _Functions:
 def _host_select_many(policy: Any, n: int, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
     key, sub = jax.random.split(key)
     chosen = [policy.select(state, arms, k) for k in jax.random.split(sub, n)]
-    actions = np.stack([np.asarray(action) for action, _ in chosen])
-    return key, actions, jax.tree.map(lambda *leaves: np.stack(leaves), *[info for _, info in chosen])
+    return key, _stack([action for action, _ in chosen]), _stack([info for _, info in chosen])
 
 
 def _host_update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:
@@ -93,7 +92,12 @@ def _host_update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, ac
     for i in range(len(actions)):
         state, info = policy.update(state, arms[i] if arms_per_row else arms, actions[i], feedback[i])
         infos.append(info)
-    return state, jax.tree.map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *infos)
+    return state, _stack(infos)
+
+
+def _stack(trees: list[Any]) -> Any:
+    """Pytrees of the same structure stacked leaf by leaf along a new leading axis (NumPy)."""
+    return jax.tree.map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *trees)
 
 
 def _functions(policy: Any, kind: str) -> _Functions:
@@ -364,7 +368,12 @@ class Agent:
         index = check_action(actions, num_arms, shape, count=count)
         value = check_feedback(rewards, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, count) if self._buffered else self.state
-        arms_device = self._arms_device if self._arms is not None else jax.device_put(arms_np)
+        if self._arms is not None:
+            arms_device = self._arms_device
+        elif arms is None:  # the last select's arms, already on the device
+            arms_device = self._last_arms_device
+        else:
+            arms_device = jax.device_put(arms_np)
         new_state, info = self._functions.update_many(arms_per_row, state, arms_device, index.astype(np.int32), value)
 
         def first_failure() -> tuple[Any, str]:
