@@ -1,7 +1,9 @@
 """Test harness: CPU only, float64 on (explicitly: importing bayesbandit changes no JAX setting)."""
 
 import os
+import shutil
 import sys
+import tempfile
 
 os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ.setdefault("JAX_ENABLE_X64", "1")
@@ -20,6 +22,17 @@ import pytest  # noqa: E402
 import bayesbandit  # noqa: E402
 
 bayesbandit.enable_x64()
+
+# One persistent compilation cache per session, shared by the xdist workers (they inherit the
+# variable from the controller): modules compile many of the same programs, and each module
+# drops its compiled programs when it ends (below), so a later module loads them from disk.
+# ``BAYESBANDIT_TEST_JAX_CACHE=off`` compiles everything afresh.
+_OWN_CACHE = "BAYESBANDIT_TEST_JAX_CACHE" not in os.environ  # this process made it: it removes it
+if _OWN_CACHE:
+    os.environ["BAYESBANDIT_TEST_JAX_CACHE"] = tempfile.mkdtemp(prefix="bayesbandit-test-jax-")
+if os.environ["BAYESBANDIT_TEST_JAX_CACHE"] != "off":
+    jax.config.update("jax_compilation_cache_dir", os.environ["BAYESBANDIT_TEST_JAX_CACHE"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -40,8 +53,32 @@ def rng():
     return np.random.default_rng(12345)
 
 
+def pytest_unconfigure(config):
+    if _OWN_CACHE:
+        shutil.rmtree(os.environ.pop("BAYESBANDIT_TEST_JAX_CACHE"), ignore_errors=True)
+
+
 def pytest_configure(config):
     assert jax.config.jax_enable_x64, "the suite needs float64"
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown without it (-p no:xdist)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (a module's tests share cached experiments and fixtures, so a file runs in
+    one worker), except the contract suite, whose checks are grouped by policy: each policy's
+    checks share its cached experiment and Agent, and the policies spread over the workers."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndContractPolicies(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path, _, test = nodeid.partition("::")
+            if path.endswith("test_policy_contract.py"):  # test_policy_contract[<case>-<check>]
+                return f"{path}::{test.partition('[')[2].partition('-')[0]}"
+            return path
+
+    return FilesAndContractPolicies(config, log)
 
 
 def pytest_collection_modifyitems(config, items):

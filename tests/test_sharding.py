@@ -47,7 +47,8 @@ SCRIPT = textwrap.dedent(
 
 
 def _play(path, devices: int) -> dict[str, np.ndarray]:
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}", "JAX_PLATFORMS": "cpu"}
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip()
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}  # the suite's flags, plus the devices
     subprocess.run([sys.executable, "-c", SCRIPT, str(path)], env=env, check=True, timeout=600)
     return dict(np.load(path))
 
