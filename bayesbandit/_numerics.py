@@ -38,13 +38,18 @@ def jittered_cholesky(matrix: Array) -> tuple[Array, Array]:
     sym = 0.5 * (matrix + matrix.T)
     eye = jnp.eye(sym.shape[-1], dtype=sym.dtype)
     chol = jnp.linalg.cholesky(sym)
-    diag = jnp.diag(sym)
-    radius = jnp.sum(jnp.abs(sym), axis=1) - jnp.abs(diag)
-    shift = jnp.maximum(0.0, jnp.max(radius - diag)) + 1e-8 * (1.0 + jnp.mean(jnp.abs(diag)))
     ok = jnp.all(jnp.isfinite(chol))
-    jitter = jnp.where(ok, 0.0, shift).astype(sym.dtype)
+    jitter = jnp.where(ok, 0.0, gershgorin_shift(sym)).astype(sym.dtype)
     shifted = jnp.linalg.cholesky(sym + jitter * eye)  # after, and dependent on, the first factor
     return jnp.where(ok, chol, shifted), jitter
+
+
+def gershgorin_shift(matrix: Array) -> Array:
+    r"""A shift ``tau`` that makes the symmetric ``matrix + tau I`` positive definite (Gershgorin):
+    ``max(0, max_i (sum_{j != i} |A_ij| - A_ii)) + 1e-8 (1 + mean_i |A_ii|)``."""
+    diag = jnp.diag(matrix)
+    radius = jnp.sum(jnp.abs(matrix), axis=1) - jnp.abs(diag)
+    return jnp.maximum(0.0, jnp.max(radius - diag)) + 1e-8 * (1.0 + jnp.mean(jnp.abs(diag)))
 
 
 def random_argmax(key: PRNGKey, scores: Array) -> Array:
