@@ -31,7 +31,7 @@ _OWN_CACHE = "BAYESBANDIT_TEST_JAX_CACHE" not in os.environ  # this process made
 if _OWN_CACHE:
     os.environ["BAYESBANDIT_TEST_JAX_CACHE"] = tempfile.mkdtemp(prefix="bayesbandit-test-jax-")
 if os.environ["BAYESBANDIT_TEST_JAX_CACHE"] != "off":
-    jax.config.update("jax_compilation_cache_dir", os.environ["BAYESBANDIT_TEST_JAX_CACHE"])
+    bayesbandit.enable_compilation_cache(os.environ["BAYESBANDIT_TEST_JAX_CACHE"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
 
 
