@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from bayesbandit.experiments._stored import load_stored, store
 
 from bayesbandit.bai import evaluate
 
@@ -96,17 +97,12 @@ def _run_cell(
     progress: bool,
     stored_only: bool,
 ) -> xr.Dataset | None:
-    if path.exists():
-        with xr.open_dataset(path) as old:
-            if int(old.attrs["replications"]) == replications and int(old.attrs["seed"]) == seed:
-                return old.load()
-    if stored_only:
-        return None
+    settings = {"replications": replications, "seed": seed}
+    stored = load_stored(path, settings)
+    if stored is not None or stored_only:
+        return stored
     ds = evaluate({name: algorithm}, cell.env, cell.budget, replications, seed, progress=progress)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    ds.to_netcdf(tmp)
-    tmp.replace(path)
+    store(ds, path, settings)
     return ds
 
 

@@ -29,11 +29,13 @@ Results are thinned for storage (cumulative regret at 500 evenly spaced rounds p
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xarray as xr
+from bayesbandit.experiments._stored import load_stored, store
 from bayesbandit.models import logistic
 
 from bayesbandit import enable_x64
@@ -99,22 +101,42 @@ def run_part(
     return thin(ds)
 
 
-def _run_parts(tasks: list[tuple[int, str]], jobs: int, **kwargs) -> dict[tuple[int, str], xr.Dataset]:
-    """Run parts in this process (``jobs == 1``, progress per chunk) or in ``jobs`` worker processes."""
+def part_path(out_dir: Path, d: int, name: str) -> Path:
+    """Where the finished curve of policy ``name`` at dimension ``d`` is stored."""
+    return Path(out_dir) / "parts" / f"d{d}" / (re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") + ".nc")
+
+
+def _run_parts(
+    tasks: list[tuple[int, str]], out_dir: Path, settings: dict[str, int], jobs: int, progress: bool
+) -> dict[tuple[int, str], xr.Dataset]:
+    """Every part, each stored under ``out_dir`` as soon as it finishes; a stored part computed
+    with the same ``settings`` is loaded instead of run again (a stopped run resumes).
+
+    Parts run in this process (``jobs == 1``, a progress bar per part) or in ``jobs`` worker
+    processes (one bar over the parts).
+    """
+    done = {task: load_stored(part_path(out_dir, *task), settings) for task in tasks}
+    todo = [task for task, ds in done.items() if ds is None]
+    if progress and len(todo) < len(tasks):
+        print(f"glm-logistic: {len(tasks) - len(todo)} of {len(tasks)} parts already stored in {out_dir}", flush=True)
+    horizon, runs, seed, quick = settings["horizon"], settings["runs"], settings["seed"], bool(settings["quick"])
     if jobs == 1:
-        return {task: run_part(*task, **kwargs) for task in tasks}
+        for task in todo:
+            done[task] = run_part(*task, horizon, runs, seed, quick, progress)
+            store(done[task], part_path(out_dir, *task), settings)
+        return done
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from tqdm.auto import tqdm
 
-    progress = kwargs.pop("progress")
-    out = {}
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(run_part, *task, **kwargs, progress=False): task for task in tasks}
+        futures = {pool.submit(run_part, *task, horizon, runs, seed, quick, False): task for task in todo}
         for future in tqdm(as_completed(futures), total=len(futures), desc="parts", disable=not progress):
-            out[futures[future]] = future.result()
-    return out
+            task = futures[future]
+            done[task] = future.result()
+            store(done[task], part_path(out_dir, *task), settings)
+    return done
 
 
 def run(
@@ -129,6 +151,10 @@ def run(
     dims: tuple[int, ...] | None = None,
 ) -> dict[str, Path]:
     """Run the experiment and write ``glm_logistic.png``, ``glm_logistic.nc``, ``glm_logistic.md``.
+
+    Each (d, policy) curve is stored in ``out_dir/parts/`` as soon as it finishes; running again
+    into the same folder with the same horizon, runs, seed and ``quick`` reuses the stored curves
+    and runs only the missing ones, so a stopped run resumes (delete ``parts/`` to recompute).
 
     Parameters
     ----------
@@ -165,7 +191,8 @@ def run(
     # One simulate call per (d, policy), all with the same seed (same instances and reward noise),
     # so only one policy's per-round arrays are in memory before thinning.
     tasks = [(d, name) for d in config["dims"] for name in policies(d, horizon)]
-    done = _run_parts(tasks, jobs, horizon=horizon, runs=runs, seed=seed, quick=quick, progress=progress)
+    settings = {"horizon": horizon, "runs": runs, "seed": seed, "quick": int(quick)}
+    done = _run_parts(tasks, out_dir, settings, jobs, progress)
 
     per_d = []
     for d in config["dims"]:
@@ -230,9 +257,9 @@ def write_outputs(results: xr.Dataset, out_dir: str | Path) -> dict[str, Path]:
     }
     fig.savefig(paths["plot"], dpi=120)
     plt.close(fig)
-    for variable in results.variables.values():  # results read back from netCDF carry old string sizes
-        variable.encoding.pop("char_dim_name", None)
-    results.to_netcdf(paths["results"])
+    # Parts read back from netCDF carry their own string widths as encodings; a merged variable
+    # written with the first part's width would cut longer names.
+    results.drop_encoding().to_netcdf(paths["results"])
     header = (
         f"# glm-logistic: {DESCRIPTION}\n\n"
         f"K = {K}, n = {horizon:,}, {runs} runs per d, seed {seed}, prior N(0, {PRIOR_SCALE:g}^2 I), "

@@ -27,7 +27,8 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     argv = ["run", "glm-logistic", "--quick", "--runs", "2", "--horizon", "200", "--out", str(out_dir), "--no-progress"]
     assert main(argv) == 0
     files = {p.name for p in out_dir.iterdir()}
-    assert files == {"glm_logistic.png", "glm_logistic.nc", "glm_logistic.md"}
+    assert files == {"glm_logistic.png", "glm_logistic.nc", "glm_logistic.md", "parts"}
+    assert len(list((out_dir / "parts" / "d5").glob("*.nc"))) == 8
     printed = capsys.readouterr().out
     assert str(out_dir / "glm_logistic.nc") in printed and "| policy |" in printed
     with xr.open_dataset(out_dir / "glm_logistic.nc") as ds:
@@ -38,6 +39,21 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     table = (out_dir / "glm_logistic.md").read_text()
     for algo in ("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"):
         assert f"{algo} (theory)" in table and f"{algo} (practical)" in table
+
+    # A second run into the same folder reuses every stored part; other settings recompute them.
+    import bayesbandit.experiments.glm_logistic as glm_logistic
+
+    first = xr.load_dataset(out_dir / "glm_logistic.nc")
+    (out_dir / "glm_logistic.nc").unlink()
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a stored part was run again")
+
+    monkeypatch.setattr(glm_logistic, "run_part", must_not_run)
+    assert main(argv) == 0
+    xr.testing.assert_identical(xr.load_dataset(out_dir / "glm_logistic.nc"), first)
+    with pytest.raises(AssertionError, match="run again"):
+        main([*argv, "--seed", "1"])
 
 
 def test_user_mistakes_get_a_message_not_a_traceback(tmp_path, capsys):
