@@ -14,7 +14,14 @@ the policy does), then the iterate after a cap of 10, 20 and 50 steps: how often
 exact MAP's arm, and the derivative passes it spends. Steps are counted, not timed, so the
 numbers do not depend on the machine's load.
 
-Usage, from the repository root: ``python -m benchmarks.bench_fpl_perturbed_cap [--quick]``.
+With ``--regret``: what the cap does to the policy. Theory-a GLM-FPL with the perturbed solve
+capped at 20 and at 50 steps (``DenseNewton(max_steps=...)``) on Figure 1's problem, ``R``
+instances of ``n`` rounds, both caps in one ``simulate`` call (common random numbers: the same
+instances, reward noise and perturbations), split over one host device per core: final regret
+of each, their paired difference with its standard error, capped rounds per run and run time.
+
+Usage, from the repository root: ``python -m benchmarks.bench_fpl_perturbed_cap [--quick]``, and
+``python -m benchmarks.bench_fpl_perturbed_cap --regret [--runs R --horizon n]``.
 """
 
 from __future__ import annotations
@@ -23,13 +30,19 @@ import argparse
 import os
 import sys
 
+if "--regret" in sys.argv:  # before JAX starts: one host device per core, as the CLI runs Figure 1
+    os.environ.setdefault("PJRT_NPROC", "1")
+    os.environ["XLA_FLAGS"] = (
+        f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={os.cpu_count()}"
+    )
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from bayesbandit.models import logistic
 
 import bayesbandit as bb
-from bayesbandit.inference import newton_minimize
+from bayesbandit.inference import DenseNewton, newton_minimize
 from bayesbandit.inference.posteriors import perturb_rewards
 from bayesbandit.policies.glm.theory import fpl_theory_a
 
@@ -82,10 +95,65 @@ def study(d: int, pulls: int, draws: int, seed: int = 0) -> list:
     return row
 
 
+def regret_study(dims: tuple[int, ...], runs: int, horizon: int, seed: int = 0) -> str:
+    """Theory-a GLM-FPL with the perturbed solve capped at 20 vs 50 steps, paired over instances."""
+    rows = []
+    for d in dims:
+        a = fpl_theory_a(d, HORIZON)
+        model = logistic(prior_scale=PRIOR_SCALE)
+        pols = {f"cap {c}": bb.GLMFPL(model, a=a, solver=DenseNewton(max_steps=c)) for c in (20, 50)}
+        env = bb.envs.LogisticBandit(K=K, d=d, theta_cov="paper")
+        ds = bb.simulate(pols, env, horizon, runs, seed, progress=True)
+        final = np.asarray(bb.sim.cumulative_regret(ds).isel(round=-1).values)  # (policy, run)
+        capped = np.asarray(ds["not_converged"].mean("run").values)
+        diff = final[0] - final[1]
+        se = diff.std(ddof=1) / np.sqrt(runs)
+        rows.append(
+            [
+                d,
+                f"{a:.2f}",
+                f"{final[0].mean():.1f} ± {final[0].std(ddof=1) / np.sqrt(runs):.1f}",
+                f"{final[1].mean():.1f} ± {final[1].std(ddof=1) / np.sqrt(runs):.1f}",
+                f"{diff.mean():+.1f} ± {se:.1f} (z = {diff.mean() / se if se > 0 else 0.0:+.2f})",
+                f"{capped[0]:,.0f} / {capped[1]:,.0f}",
+                f"{float(ds['run_time'][0]):.0f} / {float(ds['run_time'][1]):.0f}",
+            ]
+        )
+        print(rows[-1], flush=True)
+    headers = [
+        "d",
+        "theory a",
+        "regret, cap 20",
+        "regret, cap 50",
+        "paired difference (20 - 50)",
+        "capped rounds per run (20 / 50)",
+        "run s (20 / 50)",
+    ]
+    return "\n\n".join(
+        [
+            f"## The cap's effect on regret: {runs} instances x {horizon:,} rounds, paired",
+            f"Figure 1's problem (K = {K}, theta* ~ N(0, 3/d^2 I), prior N(0, 100^2 I)), theory a for n = {HORIZON:,}; "
+            f"{jax.device_count()} host devices; regret: mean final cumulative regret ± standard error; run s: "
+            "steady run time of each policy's simulate (the two run one after the other).",
+            md_table(headers, rows),
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer draws and settings")
+    parser.add_argument("--regret", action="store_true", help="the paired regret study of cap 20 vs 50")
+    parser.add_argument("--runs", type=int, default=100, help="instances for --regret (default 100)")
+    parser.add_argument("--horizon", type=int, default=5_000, help="rounds for --regret (default 5,000)")
     args = parser.parse_args(argv)
+    if args.regret:
+        dims = (10,) if args.quick else (10, 20)
+        runs, horizon = (8, 300) if args.quick else (args.runs, args.horizon)
+        text = "\n\n".join(["# GLM-FPL, theory a: the perturbed solve's step cap and regret", machine_info()])
+        text += "\n\n" + regret_study(dims, runs, horizon)
+        print(f"wrote {write_results('bench_fpl_cap_regret', args.quick, text)}")
+        return
     draws = 20 if args.quick else 200
     settings = [(10, 20)] if args.quick else [(d, m) for d in (10, 20) for m in (5, 20, 100)]
     rows = []
