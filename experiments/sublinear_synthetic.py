@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import xarray as xr
+from bayesbandit.experiments._stored import load_stored, store
 from bayesbandit.experiments.sublinear_report import describe_runs, markdown_table, plot_regret_and_time, table_rows
 
 from bayesbandit.envs.catalogue import SyntheticCatalogue
@@ -100,20 +101,23 @@ def run(
     progress: bool = False,
     only: tuple[str, ...] | None = None,
 ) -> dict[str, pathlib.Path]:
-    """Run every table not stored yet in ``out_dir`` (``only``: these table keys), then write the report."""
+    """Run every table not stored in ``out_dir`` with these settings (``only``: these table keys), then
+    write the report of the stored ones."""
     out = pathlib.Path(out_dir)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     horizon = horizon or (2_000 if quick else 20_000)
     runs = runs or (2 if quick else 10)
+    settings = {"horizon": horizon, "runs": runs, "seed": seed}
     results: dict[str, xr.Dataset] = {}
     for table in tables(quick, horizon):
         path = out / "tables" / f"{table.key}.nc"
-        if not path.exists() and (only is None or table.key in only):
+        ds = load_stored(path, settings)
+        if ds is None and (only is None or table.key in only):
             ds = simulate_catalogue(table.policies(horizon), table.env, horizon, runs, seed, progress=progress)
             ds.attrs["title"] = table.title
-            ds.to_netcdf(path)
-        if path.exists():
-            results[table.title] = xr.load_dataset(path)
+            store(ds, path, settings)
+        if ds is not None:
+            results[table.title] = ds
     return _report(out, results)
 
 
