@@ -3,7 +3,8 @@
 Importing bayesbandit changes no global JAX setting. The Newton-based inference (GLM-TSL and
 the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
 ``perturbed_map``) needs float64: call :func:`bayesbandit.enable_x64` first (see
-:mod:`bayesbandit.precision`).
+:mod:`bayesbandit.precision`). On CPU, :func:`bayesbandit.enable_fast_rng` makes every random
+draw cheaper, with the same numbers (see :mod:`bayesbandit.threefry`).
 """
 
 from bayesbandit import envs, errors, precision
@@ -60,12 +61,14 @@ from bayesbandit.policies import (
 )
 from bayesbandit.precision import enable_x64
 from bayesbandit.sim import plot_regret, simulate, simulate_catalogue, summarize
+from bayesbandit.threefry import enable_fast_rng
 
 __version__ = "0.2.0"
 
 __all__ = (
     # precision
     "enable_x64",
+    "enable_fast_rng",
     "enable_compilation_cache",
     "precision",
     # binding and inference

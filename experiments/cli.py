@@ -139,8 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _enable_compilation_cache()
     from bayesbandit.precision import enable_x64
+    from bayesbandit.threefry import enable_fast_rng
 
     enable_x64()  # this process is ours: the experiments' Newton solves need float64
+    enable_fast_rng()  # and its random draws on CPU compile without loops (the same numbers)
     module = load_experiment(args.experiment)
     start = time.perf_counter()
     options = {"quick": args.quick, "runs": args.runs, "horizon": args.horizon, "seed": args.seed}

@@ -1,4 +1,5 @@
-"""Test harness: CPU only, float64 on (explicitly: importing bayesbandit changes no JAX setting)."""
+"""Test harness: CPU only, float64 and the loop-free Threefry on (explicitly: importing bayesbandit changes no JAX
+setting)."""
 
 import os
 import shutil
@@ -22,6 +23,7 @@ import pytest  # noqa: E402
 import bayesbandit  # noqa: E402
 
 bayesbandit.enable_x64()
+bayesbandit.enable_fast_rng()  # the same random numbers as JAX's CPU lowering (tests/test_threefry.py)
 
 # One persistent compilation cache per session, shared by the xdist workers (they inherit the
 # variable from the controller): modules compile many of the same programs, and each module

@@ -1,0 +1,74 @@
+"""JAX's random bits on CPU, compiled without a loop: the same numbers, bit for bit, sooner.
+
+Every ``jax.random`` call hashes counters with Threefry-2x32 (20 rounds; Salmon et al. 2011,
+"Parallel random numbers: as easy as 1, 2, 3"). On GPU, JAX compiles the hash as straight-line
+code; on CPU, to keep programs small, as a loop of five 4-round steps that carries the key
+schedule and the rotation constants and rotates them every step: 28 instructions a step, 13 of
+them copies, and XLA:CPU runs each as its own small kernel, one step after the other. A bandit
+round draws a few short random vectors (a key split, a posterior sample, tie-breaking noise), so
+these loops are about half of a GLM-TSL ``select``.
+
+:func:`enable_fast_rng` registers the straight-line hash as JAX's CPU lowering of its Threefry
+primitive. The bits are identical (the function is the same; ``tests/test_threefry.py`` checks the
+Random123 known-answer vectors and that a policy's actions do not change), programs compile
+faster and run faster (``benchmarks/results/bench_fast_rng.md``). Like
+:func:`bayesbandit.enable_x64`, it changes a global JAX setting and is never done on import:
+the ``bayesbandit`` command calls it for its own process; scripts and notebooks call it once.
+It applies to programs compiled after the call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from jax.extend.random import threefry2x32_p
+from jax.interpreters import mlir
+
+from bayesbandit._typing import Array
+
+__all__ = ["enable_fast_rng", "threefry2x32"]
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = np.uint32(0x1BD11BDA)
+
+
+def _rotate_left(x: Array, bits: int) -> Array:
+    return (x << np.uint32(bits)) | (x >> np.uint32(32 - bits))
+
+
+def threefry2x32(key1: Array, key2: Array, x1: Array, x2: Array) -> tuple[Array, Array]:
+    """Threefry-2x32 with 20 rounds of the counters ``(x1, x2)`` under the key ``(key1, key2)``.
+
+    Five groups of four mix rounds (``x1 += x2; x2 = rotl(x2, r) ^ x1``, rotations 13, 15, 26, 6
+    then 17, 29, 16, 24), each followed by the key injection
+    ``x1 += k[(i + 1) % 3]; x2 += k[(i + 2) % 3] + (i + 1)`` with ``k = (key1, key2,
+    key1 ^ key2 ^ 0x1BD11BDA)``. All arithmetic on ``uint32``, wrapping.
+    """
+    keys = (key1, key2, key1 ^ key2 ^ _PARITY)
+    x1, x2 = x1 + keys[0], x2 + keys[1]
+    for group in range(5):
+        for bits in _ROTATIONS[group % 2]:
+            x1 = x1 + x2
+            x2 = _rotate_left(x2, bits) ^ x1
+        x1 = x1 + keys[(group + 1) % 3]
+        x2 = x2 + keys[(group + 2) % 3] + np.uint32(group + 1)
+    return x1, x2
+
+
+_registered = False
+
+
+def enable_fast_rng() -> None:
+    """Compile JAX's Threefry hash on CPU as straight-line code (same bits; see the module docstring).
+
+    Idempotent. Other backends are untouched (GPU already compiles it this way).
+
+    Examples
+    --------
+    >>> import bayesbandit as bb
+    >>> bb.enable_fast_rng()
+    """
+    global _registered
+    if not _registered:
+        rule = mlir.lower_fun(threefry2x32, multiple_results=True)
+        mlir.register_lowering(threefry2x32_p, rule, platform="cpu", inline=False)
+        _registered = True
