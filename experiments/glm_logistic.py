@@ -129,15 +129,19 @@ def _run_parts(
     Parts run in this process (``jobs == 1``, a progress bar per part) or in ``jobs`` worker
     processes (one bar over the parts).
     """
-    done = {task: load_stored(part_path(out_dir, *task), settings) for task in tasks}
+    horizon, runs, seed, quick = settings["horizon"], settings["runs"], settings["seed"], bool(settings["quick"])
+
+    def part_settings(d: int, name: str) -> dict[str, int | str]:
+        return {**settings, "policy": repr(policies(d, horizon)[name][0])}  # its parameters, solver included
+
+    done = {task: load_stored(part_path(out_dir, *task), part_settings(*task)) for task in tasks}
     todo = [task for task, ds in done.items() if ds is None]
     if progress and len(todo) < len(tasks):
         print(f"glm-logistic: {len(tasks) - len(todo)} of {len(tasks)} parts already stored in {out_dir}", flush=True)
-    horizon, runs, seed, quick = settings["horizon"], settings["runs"], settings["seed"], bool(settings["quick"])
     if jobs == 1:
         for task in todo:
             done[task] = run_part(*task, horizon, runs, seed, quick, progress)
-            store(done[task], part_path(out_dir, *task), settings)
+            store(done[task], part_path(out_dir, *task), part_settings(*task))
         return done
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -149,7 +153,7 @@ def _run_parts(
         for future in tqdm(as_completed(futures), total=len(futures), desc="parts", disable=not progress):
             task = futures[future]
             done[task] = future.result()
-            store(done[task], part_path(out_dir, *task), settings)
+            store(done[task], part_path(out_dir, *task), part_settings(*task))
     return done
 
 
@@ -167,8 +171,9 @@ def run(
     """Run the experiment and write ``glm_logistic.png``, ``glm_logistic.nc``, ``glm_logistic.md``.
 
     Each (d, policy) curve is stored in ``out_dir/parts/`` as soon as it finishes; running again
-    into the same folder with the same horizon, runs, seed and ``quick`` reuses the stored curves
-    and runs only the missing ones, so a stopped run resumes (delete ``parts/`` to recompute).
+    into the same folder with the same horizon, runs, seed, ``quick`` and policy parameters reuses
+    the stored curves and runs only the missing ones, so a stopped run resumes (delete ``parts/``
+    to recompute after changing the code).
 
     Parameters
     ----------

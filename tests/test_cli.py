@@ -54,6 +54,9 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     xr.testing.assert_identical(xr.load_dataset(out_dir / "glm_logistic.nc"), first)
     with pytest.raises(AssertionError, match="run again"):
         main([*argv, "--seed", "1"])
+    monkeypatch.setattr(glm_logistic, "FPL_THEORY_MAX_STEPS", 30)  # a policy's parameters changed
+    with pytest.raises(AssertionError, match="run again"):
+        main(argv)
 
 
 def test_user_mistakes_get_a_message_not_a_traceback(tmp_path, capsys):
