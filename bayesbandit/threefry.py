@@ -6,7 +6,7 @@ code; on CPU, to keep programs small, as a loop of five 4-round steps that carri
 schedule and the rotation constants and rotates them every step: 28 instructions a step, 13 of
 them copies, and XLA:CPU runs each as its own small kernel, one step after the other. A bandit
 round draws a few short random vectors (a key split, a posterior sample, tie-breaking noise), so
-these loops are about half of a GLM-TSL ``select``.
+these loops are more than half of a GLM-TSL ``select``: 97 of its 158 us on a 2-core CPU.
 
 :func:`enable_fast_rng` registers the straight-line hash as JAX's CPU lowering of its Threefry
 primitive. The bits are identical (the function is the same; ``tests/test_threefry.py`` checks the
