@@ -21,7 +21,8 @@ Settings = Mapping[str, int | str]
 
 
 def _same(stored: object, current: int | str) -> bool:
-    return str(stored) == current if isinstance(current, str) else int(stored) == int(current)  # type: ignore[call-overload]
+    """Attributes read back from netCDF are NumPy scalars or strings: compare as text or as integers."""
+    return str(stored) == current if isinstance(current, str) else str(stored) == str(int(current))
 
 
 def load_stored(path: pathlib.Path, settings: Settings) -> xr.Dataset | None:
