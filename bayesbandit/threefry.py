@@ -38,8 +38,9 @@ def _rotate_left(x: Array, bits: int) -> Array:
 def threefry2x32(key1: Array, key2: Array, x1: Array, x2: Array) -> tuple[Array, Array]:
     """Threefry-2x32 with 20 rounds of the counters ``(x1, x2)`` under the key ``(key1, key2)``.
 
-    Five groups of four mix rounds (``x1 += x2; x2 = rotl(x2, r) ^ x1``, rotations 13, 15, 26, 6
-    then 17, 29, 16, 24), each followed by the key injection
+    The key is added to the counters, then five groups ``i = 0..4`` of four mix rounds
+    (``x1 += x2; x2 = rotl(x2, r) ^ x1``, rotations 13, 15, 26, 6 for even ``i``, 17, 29, 16, 24
+    for odd), each followed by the key injection
     ``x1 += k[(i + 1) % 3]; x2 += k[(i + 2) % 3] + (i + 1)`` with ``k = (key1, key2,
     key1 ^ key2 ^ 0x1BD11BDA)``. All arithmetic on ``uint32``, wrapping.
     """
