@@ -30,15 +30,10 @@ import argparse
 import os
 import sys
 
-if "--regret" in sys.argv:  # before JAX starts: one host device per core, as the CLI runs Figure 1
-    os.environ.setdefault("PJRT_NPROC", "1")
-    os.environ["XLA_FLAGS"] = (
-        f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={os.cpu_count()}"
-    )
-
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bayesbandit.experiments.cli import _use_host_devices
 from bayesbandit.models import logistic
 
 import bayesbandit as bb
@@ -148,6 +143,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--horizon", type=int, default=5_000, help="rounds for --regret (default 5,000)")
     args = parser.parse_args(argv)
     if args.regret:
+        # Before JAX starts its CPU backend: one host device per core, as the CLI runs Figure 1.
+        os.environ.setdefault("PJRT_NPROC", "1")
+        _use_host_devices(os.cpu_count() or 1)
         dims = (10,) if args.quick else (10, 20)
         runs, horizon = (8, 300) if args.quick else (args.runs, args.horizon)
         text = "\n\n".join(["# GLM-FPL, theory a: the perturbed solve's step cap and regret", machine_info()])
