@@ -56,7 +56,7 @@ from bayesbandit.bai._stages import StageData, halving_sizes, run_stages, stage_
 from bayesbandit.design import Design, efficient_rounding, fw_away, fw_literal, greedy_allocation, project, wynn
 from bayesbandit.envs._common import Instance
 from bayesbandit.inference.potential import BoundModel, bound_for
-from bayesbandit.inference.solvers import DenseNewton, NewtonFit
+from bayesbandit.inference.solvers import DenseNewton
 from bayesbandit.precision import require_x64
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
@@ -98,7 +98,7 @@ def map_scores(bound: BoundModel, solver: DenseNewton, instance: Instance, data:
     """MAP of the reward program on the stage's rows: (natural parameters of the survivors, theta)."""
     rows = (instance.arms[data.alive[data.row_arm]], data.rewards, data.valid.astype(instance.arms.dtype))
     theta0 = bound.init_theta(instance.arms.dtype)
-    fit, _ = solver.fit(bound, rows, NewtonFit(theta0, jnp.zeros((theta0.shape[0],) * 2, theta0.dtype)))
+    fit = solver.init(bound, theta0, rows)
     x_alive = instance.arms[data.alive]
     scores = bound.natural_parameter(fit.theta, x_alive) if bound.is_affine else bound.mean_reward(fit.theta, x_alive)
     return scores, fit.theta

@@ -6,6 +6,7 @@ module                 job
 ``program``            run a NumPyro program at flat unconstrained parameters
 ``contract``           check a program against the reward-model contract (tracing)
 ``potential``          :func:`bind` and :class:`BoundModel`: the weighted potential
+``linear_predictor``   the GLM fast path: derivatives through the natural parameter
 ``newton``             damped, warm-started Newton's method
 ``solvers``            the solver slot of model-based policies: Newton or Optax steps
 ``posteriors``         :func:`map_estimate`, :func:`laplace`, :func:`perturbed_map`

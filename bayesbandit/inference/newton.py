@@ -1,7 +1,7 @@
 """Damped, warm-started Newton's method for MAP estimation of a bound reward model.
 
-Each iteration evaluates the value, gradient ``g`` and Hessian ``H`` of the potential ``U`` in
-one forward-over-reverse pass, factors ``H`` (shifted to positive definite if it is not:
+Each iteration evaluates the gradient ``g`` and Hessian ``H`` of the potential ``U`` in one
+pass (the value ``U(theta)`` is carried from the line search that accepted ``theta``), factors ``H`` (shifted to positive definite if it is not:
 :func:`bayesbandit._numerics.jittered_cholesky`) and computes the Newton decrement
 ``lambda^2 = g^T H^{-1} g``. It stops when ``lambda^2 / 2 <= tol`` (an estimate of
 ``U(theta) - U*``). Otherwise it steps to ``theta + s d``, ``d = -H^{-1} g``, with the largest
@@ -22,6 +22,11 @@ evaluation; the factor is then the Hessian's one step before ``theta``, with a r
 of order ``lambda <= (2 tol)^{1/4}``. Policies use it (it halves the per-round cost of a
 warm-started update late in a run); :func:`map_estimate` does not. If ``max_steps`` is reached
 first, ``info.converged`` is false.
+
+The derivatives come from ``derivatives`` when given (the GLM fast path of
+:mod:`bayesbandit.inference.linear_predictor`), else from a forward-over-reverse pass over
+``fn``; ``positive_definite=True`` (a Hessian known to be positive definite) factors with one
+plain Cholesky instead of the shifted one.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import jax.numpy as jnp
 
 from bayesbandit._numerics import cho_solve, jittered_cholesky
 from bayesbandit._typing import Array, ArrayLike
+from bayesbandit.inference.linear_predictor import Derivatives, generic_derivatives
 from bayesbandit.validation import check_int
 
 __all__ = ["NewtonInfo", "NewtonResult", "newton_minimize"]
@@ -59,25 +65,37 @@ class NewtonResult(NamedTuple):
     info: NewtonInfo
 
 
-def _derivatives(fn: Callable[[Array], Array], theta: Array) -> tuple[Array, Array, Array]:
-    """Value, gradient and Hessian of ``fn`` at ``theta`` in one forward-over-reverse pass."""
-
-    def grad_aux(t):
-        value, grad = jax.value_and_grad(fn)(t)
-        return grad, (value, grad)
-
-    hess, (value, grad) = jax.jacfwd(grad_aux, has_aux=True)(theta)
-    return value, grad, hess
-
-
 class _Carry(NamedTuple):
     i: Array
     theta: Array
+    value: Array  # fn(theta): from the accepted trial of the line search, so no pass recomputes it
     chol: Array
     grad_norm: Array
     decrement: Array
     done: Array  # converged: stop, theta is the MAP
     failed: Array  # non-finite derivatives or a vanishing step: stop
+
+
+def _line_search(
+    fn: Callable[[Array], Array], theta: Array, value: Array, step: Array, slope: Array, active: Array
+) -> tuple[Array, Array, Array, Array]:
+    """Backtrack ``s = 1, 1/4, 1/16, ...`` until ``fn(theta + s step) <= value + c s slope`` (Armijo).
+
+    Returns whether it moved, the new point and its value (unchanged when it did not move, or
+    when ``active`` is false), and the step length.
+    """
+
+    def rejected(carry: tuple[Array, Array]) -> Array:
+        scale, trial = carry
+        return active & ~(trial <= value + _ARMIJO * scale * slope) & (scale >= _MIN_SCALE)
+
+    def backtrack(carry: tuple[Array, Array]) -> tuple[Array, Array]:
+        scale = 0.25 * carry[0]
+        return scale, fn(theta + scale * step)
+
+    scale, trial = jax.lax.while_loop(rejected, backtrack, (jnp.asarray(1.0, value.dtype), fn(theta + step)))
+    moved = active & (trial <= value + _ARMIJO * scale * slope)
+    return moved, jnp.where(moved, theta + scale * step, theta), jnp.where(moved, trial, value), scale
 
 
 def newton_minimize(
@@ -87,6 +105,9 @@ def newton_minimize(
     max_steps: int = 50,
     tol: ArrayLike = 1e-12,
     quadratic_stop: bool = False,
+    derivatives: Derivatives | None = None,
+    positive_definite: bool = False,
+    factor0: Array | None = None,
 ) -> NewtonResult:
     """Minimise a twice-differentiable scalar function by damped Newton steps.
 
@@ -104,6 +125,15 @@ def newton_minimize(
     quadratic_stop : bool
         Also stop after a full step whose successor's decrement is provably below ``tol``
         (module docstring); the factor is then one step stale.
+    derivatives : callable, optional
+        ``theta -> (fn(theta), gradient, Hessian)``; default: forward-over-reverse autodiff of ``fn``.
+    positive_definite : bool
+        The Hessian is positive definite everywhere: factor it with a plain Cholesky.
+    factor0 : array, shape (p, p), optional
+        Lower Cholesky factor of an approximation of the Hessian at ``theta0`` (the previous
+        fit's): the first step is then a chord step, ``-factor0^{-T} factor0^{-1} g``, with the
+        gradient alone and the same line search, before the Newton iterations. Not counted in
+        ``info.num_steps`` (no Hessian is evaluated).
 
     Returns
     -------
@@ -112,41 +142,47 @@ def newton_minimize(
     check_int("newton_minimize", "max_steps", max_steps, low=1)
     theta0 = jnp.asarray(theta0)
     dtype = theta0.dtype
+    derivatives = derivatives or generic_derivatives(fn)
+
+    def factor(hess: Array) -> Array:
+        if positive_definite:
+            return jnp.linalg.cholesky(0.5 * (hess + hess.T))
+        return jittered_cholesky(hess)[0]
 
     def body(c: _Carry) -> _Carry:
-        value, grad, hess = _derivatives(fn, c.theta)
-        chol, _ = jittered_cholesky(hess)
+        value = c.value
+        _, grad, hess = derivatives(c.theta)
+        chol = factor(hess)
         step = -cho_solve(chol, grad)
         slope = jnp.dot(grad, step)
         decrement = -0.5 * slope
         finite = jnp.isfinite(value) & jnp.all(jnp.isfinite(grad)) & jnp.all(jnp.isfinite(chol))
         done = finite & (decrement <= tol)
 
-        def rejected(carry: tuple[Array, Array]) -> Array:
-            scale, trial = carry
-            return ~done & finite & ~(trial <= value + _ARMIJO * scale * slope) & (scale >= _MIN_SCALE)
-
-        def backtrack(carry: tuple[Array, Array]) -> tuple[Array, Array]:
-            scale = 0.25 * carry[0]
-            return scale, fn(c.theta + scale * step)
-
-        scale, trial = jax.lax.while_loop(rejected, backtrack, (jnp.asarray(1.0, dtype), fn(c.theta + step)))
-        moved = ~done & finite & (trial <= value + _ARMIJO * scale * slope)
-        theta = jnp.where(moved, c.theta + scale * step, c.theta)
+        moved, theta, value, scale = _line_search(fn, c.theta, value, step, slope, ~done & finite)
         lam = jnp.sqrt(2.0 * jnp.maximum(decrement, 0.0))
         predicted = 2.0 * decrement**2 / (1.0 - jnp.minimum(lam, 0.5)) ** 4
         if quadratic_stop:
             done = done | (moved & (scale == 1.0) & (lam < 0.25) & (predicted <= tol))
         failed = ~finite | (~moved & ~done)
-        return _Carry(c.i + 1, theta, chol, jnp.linalg.norm(grad), decrement, done, failed)
+        return _Carry(c.i + 1, theta, value, chol, jnp.linalg.norm(grad), decrement, done, failed)
 
     def cond(c: _Carry) -> Array:
         return (c.i < max_steps) & ~c.done & ~c.failed
+
+    value0 = fn(theta0)
+    if factor0 is not None:  # a chord step: the given factor, the gradient alone
+        grad0 = jax.grad(fn)(theta0)
+        step0 = -cho_solve(factor0, grad0)
+        slope0 = jnp.dot(grad0, step0)
+        usable = jnp.isfinite(value0) & jnp.all(jnp.isfinite(step0)) & (slope0 < 0)
+        _, theta0, value0, _ = _line_search(fn, theta0, value0, step0, slope0, usable)
 
     p = theta0.shape[0]
     init = _Carry(
         jnp.asarray(0, jnp.int32),
         theta0,
+        value0,
         jnp.zeros((p, p), dtype),
         jnp.asarray(jnp.inf, dtype),
         jnp.asarray(jnp.inf, dtype),

@@ -121,8 +121,16 @@ def _data(
 def _map_jit(
     bound: BoundModel, x: Array, y: Array, w: Array, theta0: Array, max_steps: int, tol: Array
 ) -> NewtonResult:
-    """Compiled once per (model, shapes, max_steps): eager callers do not retrace Newton's loop."""
-    return newton_minimize(lambda t: bound.potential(t, x, y, w), theta0, max_steps=max_steps, tol=tol)
+    """Compiled once per (model, shapes, max_steps): eager callers do not retrace Newton's loop.
+
+    Derivatives through the linear predictor when the program has one (the GLM fast path)."""
+    return newton_minimize(
+        lambda t: bound.potential(t, x, y, w),
+        theta0,
+        max_steps=max_steps,
+        tol=tol,
+        derivatives=bound.potential_derivatives(x, y, w),
+    )
 
 
 class Laplace(NamedTuple):

@@ -49,6 +49,13 @@ from numpyro.distributions import biject_to
 from bayesbandit._typing import Array, ArrayLike, Model, PRNGKey
 from bayesbandit.errors import ModelSpecError
 from bayesbandit.inference.contract import ProgramStructure, inspect_program
+from bayesbandit.inference.linear_predictor import (
+    Derivatives,
+    LinearPredictor,
+    detect_linear_predictor,
+    fast_derivatives,
+    generic_derivatives,
+)
 from bayesbandit.inference.program import deterministic_value, log_prob, run_program
 
 __all__ = ["BoundModel", "bind", "bound_for"]
@@ -110,6 +117,15 @@ class BoundModel:
         gradient and Hessian as the full history.
         """
         return self._structure.is_affine
+
+    @functools.cached_property
+    def linear_predictor(self) -> LinearPredictor | None:
+        """The GLM fast path's structure when the program has it, else ``None``.
+
+        Detected numerically on first use (:mod:`bayesbandit.inference.linear_predictor`):
+        the likelihood depends on the parameters only through a natural parameter affine in them.
+        """
+        return detect_linear_predictor(self)
 
     @property
     def support(self) -> Any:
@@ -215,6 +231,28 @@ class BoundModel:
         mask = w > 0
         ll = self._obs_log_prob(obs, y, mask)
         return -(log_prior + jnp.sum(jnp.where(mask, w * ll, 0.0)))
+
+    def prior_potential(self, theta: ArrayLike) -> Array:
+        """Negative log prior ``P(theta)`` in unconstrained space: latent sites, Jacobians, factors."""
+        theta = jnp.asarray(theta)
+        x = jnp.zeros((1, *self.feature_shape), dtype=theta.dtype)
+        return -self._run(theta, x)[0]
+
+    def potential_derivatives(
+        self, x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None, *, method: str = "auto"
+    ) -> Derivatives:
+        """``theta -> (U, grad U, hess U)`` on the weighted rows ``(x, y, w)``.
+
+        ``method="auto"`` takes the GLM fast path when the program has a linear predictor
+        (:attr:`linear_predictor`), else the generic forward-over-reverse Hessian
+        (``method="generic"``); both give the same values to rounding.
+        """
+        x = jnp.asarray(x)
+        y = jnp.asarray(y, dtype=x.dtype)
+        w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
+        if method == "auto" and self.linear_predictor is not None:
+            return fast_derivatives(self, x, y, w)
+        return generic_derivatives(lambda t: self.potential(t, x, y, w))
 
     def mean_reward(self, theta: ArrayLike, x: ArrayLike) -> Array:
         """Expected reward of each row of ``x`` under parameters ``theta``, shape ``(n,)``."""

@@ -43,16 +43,6 @@ class GLMUpdateInfo(NamedTuple):
     solver: Any  # the solver's own info (NewtonInfo, FirstOrderInfo)
 
 
-def _online_potential(bound: BoundModel, previous: Any, x: Array, y: Array) -> Any:
-    """The online Laplace potential: the previous Gaussian approximation times the new likelihood."""
-
-    def fn(theta: Array) -> Array:
-        z = previous.chol.T @ (theta - previous.theta)
-        return 0.5 * (z @ z) - jnp.sum(bound.log_likelihood(theta, x[None, :], jnp.reshape(y, (1,))))
-
-    return fn
-
-
 class GLMState(NamedTuple):
     """State of a GLM policy."""
 
@@ -273,7 +263,8 @@ class GLMPolicy(ProgramPolicy):
         if isinstance(state.history, OnlineHistory):
             history = state.history.add(arms[index])
             newton: Any = self.solver  # a DenseNewton: _check_common refuses "online" without curvature
-            fit, solver_info = newton.minimize(_online_potential(bound, state.fit, arms[index], feedback), state.fit)
+            row = (arms[index][None], jnp.reshape(feedback, (1,)).astype(arms.dtype), jnp.ones(1, arms.dtype))
+            fit, solver_info = newton.fit(bound, row, state.fit, prior=state.fit)
         else:
             if isinstance(state.history, ArmHistory):
                 history = state.history.add(index, feedback)
