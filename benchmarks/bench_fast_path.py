@@ -113,8 +113,9 @@ def agent_rows(calls: int, reps: int) -> list:
         for name, solver in SOLVERS.items():
             policy = bb.GLMTSL(logistic(), a=1.0, history=history, solver=solver)
             state = policy.init(arms)
+            observe = jax.jit(lambda s, a, r, p=policy: p.update(s, arms, a, r)[0])
             for t in range(300):  # a posterior with some data
-                state, _ = policy.update(state, arms, t % K, float(rng.random() < 0.5))
+                state = observe(state, t % K, float(rng.random() < 0.5))
             fn, compile_s = compiled(lambda s, p=policy: p.update(s, arms, 3, 1.0), state)
             built[name] = (fn, state, compile_s)
         contenders = {
