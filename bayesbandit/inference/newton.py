@@ -171,8 +171,8 @@ def newton_minimize(
         return (c.i < max_steps) & ~c.done & ~c.failed
 
     value0 = fn(theta0)
-    if factor0 is not None:  # a chord step: the given factor, the gradient alone
-        grad0 = jax.grad(fn)(theta0)
+    if factor0 is not None:  # a chord step: the given factor, the gradient alone (the Hessian is not used)
+        grad0 = derivatives(theta0)[1]
         step0 = -cho_solve(factor0, grad0)
         slope0 = jnp.dot(grad0, step0)
         usable = jnp.isfinite(value0) & jnp.all(jnp.isfinite(step0)) & (slope0 < 0)
