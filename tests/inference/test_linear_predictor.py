@@ -146,7 +146,7 @@ def _solve(bound, rows, method, reuse_factor=False, start=None):
     return jax.jit(lambda r, s: solver.fit(bound, r, s))(rows, start)
 
 
-@pytest.mark.parametrize("name", sorted(FAST))
+@pytest.mark.parametrize("name", ["logistic_weak_prior", "hierarchical", "correlated_prior", "scaled", "offset"])
 def test_fast_path_gives_the_same_map_and_hessian(name):
     bound = bb.bind(FAST[name][0], np.zeros((2, D)))
     rows = _rows(bound, n=60, seed=3)
@@ -156,7 +156,7 @@ def test_fast_path_gives_the_same_map_and_hessian(name):
     _close(fast.chol @ fast.chol.T, generic.chol @ generic.chol.T)
 
 
-@pytest.mark.parametrize("name", ["logistic", "hierarchical", "intercept"])
+@pytest.mark.parametrize("name", ["logistic", "hierarchical"])
 def test_a_chord_start_reaches_the_same_map(name):
     """reuse_factor's first step uses the previous fit's factor; the MAP is the same to the tolerance.
 
