@@ -113,16 +113,15 @@ def predictor_jacobian(bound: BoundModel, x: Array) -> Array:
 
 
 def fast_derivatives(
-    bound: BoundModel, x: Array, y: Array, w: Array, *, jacobian: Array | None = None, prior: Derivatives | None = None
+    bound: BoundModel, x: Array, y: Array, w: Array, *, prior: Derivatives | None = None
 ) -> Derivatives:
     """Value, gradient and Hessian of ``U(theta; x, y, w)`` through the linear predictor (module docstring).
 
-    Only valid when :func:`detect_linear_predictor` found the structure. ``jacobian`` is
-    :func:`predictor_jacobian` of ``x`` (computed here when not given); ``prior`` gives the
+    Only valid when :func:`detect_linear_predictor` found the structure. ``prior`` gives the
     derivatives of the part of ``U`` that is not the likelihood (default: the program's negative
     log prior; the online Laplace update passes :func:`gaussian_derivatives` of the last fit).
     """
-    J = predictor_jacobian(bound, x) if jacobian is None else jacobian
+    J = predictor_jacobian(bound, x)
     mask = w > 0
     prior_derivatives = prior or generic_derivatives(bound.prior_potential)
 
@@ -166,7 +165,7 @@ def detect_linear_predictor(bound: BoundModel) -> LinearPredictor | None:
         return {
             "fast": fast_derivatives(bound, x, y, w)(theta),
             "generic": generic_derivatives(lambda t: bound.potential(t, x, y, w))(theta),
-            "prior_hessian": jax.hessian(bound.prior_potential)(theta),
+            "prior_hessian": generic_derivatives(bound.prior_potential)(theta)[2],
         }
 
     try:

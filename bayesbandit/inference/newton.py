@@ -1,8 +1,9 @@
 """Damped, warm-started Newton's method for MAP estimation of a bound reward model.
 
 Each iteration evaluates the gradient ``g`` and Hessian ``H`` of the potential ``U`` in one
-pass (the value ``U(theta)`` is carried from the line search that accepted ``theta``), factors ``H`` (shifted to positive definite if it is not:
-:func:`bayesbandit._numerics.jittered_cholesky`) and computes the Newton decrement
+pass (the value ``U(theta)`` is carried from the line search that accepted ``theta``), factors
+``H`` (shifted to positive definite if it is not: :func:`bayesbandit._numerics.jittered_cholesky`)
+and computes the Newton decrement
 ``lambda^2 = g^T H^{-1} g``. It stops when ``lambda^2 / 2 <= tol`` (an estimate of
 ``U(theta) - U*``). Otherwise it steps to ``theta + s d``, ``d = -H^{-1} g``, with the largest
 ``s`` in ``1, 1/4, 1/16, ...`` that satisfies the Armijo condition

@@ -126,14 +126,14 @@ class DenseNewton:
         x, y, w = rows
         gaussian = None if prior is None else gaussian_derivatives(prior.theta, prior.chol)
         predictor = bound.linear_predictor if self.derivatives == "auto" else None
-        fast = predictor is not None
         if gaussian is None:
             fn = lambda t: bound.potential(t, x, y, w)  # noqa: E731
-            positive_definite = predictor is not None and predictor.gaussian_prior
         else:
             fn = lambda t: gaussian(t)[0] - jnp.sum(jnp.where(w > 0, w * bound.log_likelihood(t, x, y), 0.0))  # noqa: E731
-            positive_definite = fast
-        derivatives = fast_derivatives(bound, x, y, w, prior=gaussian) if fast else None
+        # Plain Cholesky: the likelihood's curvature is PSD on this path, and the prior's (the
+        # Gaussian of the last fit, or the program's Gaussian prior) positive definite.
+        positive_definite = predictor is not None and (gaussian is not None or predictor.gaussian_prior)
+        derivatives = None if predictor is None else fast_derivatives(bound, x, y, w, prior=gaussian)
         result = newton_minimize(
             fn,
             theta0,
