@@ -30,6 +30,7 @@ import optax
 from bayesbandit._typing import Array
 from bayesbandit.inference.linear_predictor import fast_derivatives, gaussian_derivatives
 from bayesbandit.inference.newton import NewtonInfo, newton_minimize
+from bayesbandit.inference.online_laplace import rank_one_laplace
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.precision import require_x64
 from bayesbandit.validation import check_choice, check_int, check_scalar
@@ -90,6 +91,13 @@ class DenseNewton:
         perturbed solve) and one new observation changes it by a rank-one term (the update),
         so the chord step lands close to the new MAP and one Hessian evaluation usually
         confirms it. The stopping rule is unchanged, so is the MAP it returns.
+    rank_one : bool
+        Solve the online Laplace update by one row (``fit(..., prior=...)``) of a program on
+        the fast path as a root in one dimension
+        (:func:`~bayesbandit.inference.online_laplace.rank_one_laplace`): the same MAP and
+        factor as the ``p``-dimensional Newton iteration, for two triangular solves and one
+        Cholesky factorisation. ``False``: the Newton iteration (the reference it is tested
+        against).
     """
 
     max_steps: int = 50
@@ -97,6 +105,7 @@ class DenseNewton:
     quadratic_stop: bool = True
     derivatives: str = "auto"
     reuse_factor: bool = True
+    rank_one: bool = True
 
     provides_curvature: ClassVar[bool] = True
 
@@ -116,8 +125,13 @@ class DenseNewton:
         """Newton from ``start`` (a fit on nearby data) to the MAP of ``rows``.
 
         ``prior``, when given, replaces the program's prior by the Gaussian ``N(prior.theta,
-        (prior.chol prior.chol^T)^{-1})``: the online Laplace update (``history="online"``).
+        (prior.chol prior.chol^T)^{-1})``: the online Laplace update (``history="online"``), for
+        one row of a program on the fast path solved in one dimension (``rank_one``).
         """
+        fast = self.derivatives == "auto" and bound.linear_predictor is not None
+        if prior is not None and rows[0].shape[0] == 1 and self.rank_one and fast:
+            result = rank_one_laplace(bound, rows, prior.theta, prior.chol, max_steps=self.max_steps, tol=self.tol)
+            return NewtonFit(result.theta, result.chol), result.info
         return self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior)
 
     def _solve(
