@@ -4,7 +4,9 @@ Importing bayesbandit changes no global JAX setting. The Newton-based inference 
 the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
 ``perturbed_map``) needs float64: call :func:`bayesbandit.enable_x64` first (see
 :mod:`bayesbandit.precision`). On CPU, :func:`bayesbandit.enable_fast_rng` makes every random
-draw cheaper, with the same numbers (see :mod:`bayesbandit.threefry`).
+draw cheaper, with the same numbers (see :mod:`bayesbandit.threefry`), and
+:func:`bayesbandit.enable_low_latency`, called before any computation, makes each of an
+Agent's calls cheaper (see :mod:`bayesbandit.latency`).
 """
 
 from bayesbandit import envs, errors, precision
@@ -36,6 +38,7 @@ from bayesbandit.inference import (
     map_estimate,
     perturbed_map,
 )
+from bayesbandit.latency import enable_low_latency
 from bayesbandit.policies import (
     C2UCB,
     GLMFPL,
@@ -69,6 +72,7 @@ __all__ = (
     # precision
     "enable_x64",
     "enable_fast_rng",
+    "enable_low_latency",
     "enable_compilation_cache",
     "precision",
     # binding and inference

@@ -15,6 +15,7 @@ __all__ = [
     "NotConverged",
     "CheckpointError",
     "PrecisionError",
+    "ConfigurationError",
 ]
 
 
@@ -50,4 +51,12 @@ class PrecisionError(BayesBanditError, RuntimeError):
 
     bayesbandit never changes JAX's global settings; call :func:`bayesbandit.enable_x64` (or set
     ``JAX_ENABLE_X64=1``) before creating arrays.
+    """
+
+
+class ConfigurationError(BayesBanditError, RuntimeError):
+    """A process-wide setting requested too late: JAX's backend already runs with the old one.
+
+    Such settings (:func:`bayesbandit.enable_low_latency`) are read when JAX creates its CPU
+    backend, at the first computation of the process; call them before it.
     """

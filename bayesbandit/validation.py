@@ -218,6 +218,16 @@ def support_hull(support: Any) -> tuple[float, float]:
         return -math.inf, math.inf
 
 
+def _in_support(support: Any, number: float) -> bool:
+    """Whether ``support`` (a NumPyro constraint, or None for the real line) holds ``number``."""
+    if support is None:
+        return True
+    try:
+        return bool(support.check(number))
+    except (TypeError, ValueError):  # a constraint that needs an array: the caller's array path decides
+        return False
+
+
 def check_feedback(
     feedback: Any,
     support: Any,
@@ -239,6 +249,12 @@ def check_feedback(
     shape : tuple of int
         The action's shape.
     """
+    if shape == () and isinstance(feedback, float | int | np.floating | np.integer):
+        # The common case, one number, checked in Python (a constraint's check on a float is
+        # arithmetic and comparisons); anything unusual takes the array path below.
+        number = float(feedback)
+        if math.isfinite(number) and abs(number) <= MAX_ABS and _in_support(support, number):
+            return np.asarray(number)
     try:
         value = np.asarray(feedback, dtype=np.float64)
     except (TypeError, ValueError) as exc:
