@@ -219,9 +219,11 @@ class Agent:
         self._combinatorial = isinstance(policy, Combinatorial)
         self._buffered = isinstance(policy, Buffered)
         self._explains = isinstance(policy, Explains)
-        self._arms_device = None if self._arms is None else jnp.asarray(self._arms)
+        # The arms as the compiled calls take them: a fixed set on the device once; a contextual
+        # round's NumPy array as given (the call copies it in, sooner than jax.device_put would).
+        self._arms_call: Any = None if self._arms is None else jnp.asarray(self._arms)
         self._last_arms: np.ndarray | None = None
-        self._last_arms_device: Any = None
+        self._last_arms_call: Any = None
         self._action_shape: tuple[int, ...] | None = None
         self.num_updates = 0
         self.last_select_info: Any = None
@@ -256,21 +258,21 @@ class Agent:
         """
         if n is not None:
             n = check_int("Agent.select", "n", n, low=1)
-        arms_np, arms_device = self._round_arms(arms)
+        arms_np, arms_call = self._round_arms(arms)
         if n is None:
-            select, _ = self._executables(self.state, arms_device)
-            key, action, info = select(self.state, arms_device, self._key)
+            select, _ = self._executables(self.state, arms_call)
+            key, action, info = select(self.state, arms_call, self._key)
         else:
-            key, action, info = self._functions.select_many(n, self.state, arms_device, self._key)
+            key, action, info = self._functions.select_many(n, self.state, arms_call, self._key)
         self._key = key
-        self._last_arms, self._last_arms_device = arms_np, arms_device
+        self._last_arms, self._last_arms_call = arms_np, arms_call
         self.last_select_info = info
         action = np.asarray(action)
         self._action_shape = action.shape if n is None else action.shape[1:]
         return int(action) if action.ndim == 0 else action
 
     def _round_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray, Any]:
-        """The arms a selection indexes, validated: ``(NumPy array, device array)``."""
+        """The arms a selection indexes, validated: ``(NumPy array, what the compiled calls take)``."""
         if arms is not None and self._arms is not None:
             given = check_arms(arms, dim=self.d)
             if not np.array_equal(given, self._arms):
@@ -286,13 +288,13 @@ class Agent:
                 raise InvalidInput(
                     "this agent has no fixed arm set. Fix: pass this round's arms, select(arms) with shape (K, d)."
                 )
-            arms_np, arms_device = self._arms, self._arms_device
+            arms_np, arms_call = self._arms, self._arms_call
         else:
             arms_np = check_arms(arms, dim=self.d)
-            arms_device = jax.device_put(arms_np)
+            arms_call = arms_np
         if self._combinatorial:
             self.policy.check_arms(arms_np.shape[0])
-        return arms_np, arms_device
+        return arms_np, arms_call
 
     def _action_layout(self, num_arms: int) -> tuple[int, tuple[int, ...]]:
         """``(index range, action shape)``: a k-subset policy's actions index ``blocks`` copies of the arms."""
@@ -322,14 +324,14 @@ class Agent:
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         if self._arms is not None:
-            arms_device = self._arms_device
+            arms_call = self._arms_call
         else:
-            arms_device = self._last_arms_device
+            arms_call = self._last_arms_call
         action_host = index.astype(np.int32)
-        _, update = self._executables(state, arms_device)
-        new_state, info = update(state, arms_device, action_host, value)
+        _, update = self._executables(state, arms_call)
+        new_state, info = update(state, arms_call, action_host, value)
         self._commit(new_state, info, 1, lambda: (info, f"for reward {reward!r} of action {action!r}"))
-        self._last_update_args = (arms_device, action_host, value)
+        self._last_update_args = (arms_call, action_host, value)
         self._schedule_ahead()
 
     def update_many(self, actions: Any, rewards: Any, *, arms: ArrayLike | None = None) -> None:
@@ -369,12 +371,12 @@ class Agent:
         value = check_feedback(rewards, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, count) if self._buffered else self.state
         if self._arms is not None:
-            arms_device = self._arms_device
-        elif arms is None:  # the last select's arms, already on the device
-            arms_device = self._last_arms_device
+            arms_call = self._arms_call
+        elif arms is None:  # the last select's arms
+            arms_call = self._last_arms_call
         else:
-            arms_device = jax.device_put(arms_np)
-        new_state, info = self._functions.update_many(arms_per_row, state, arms_device, index.astype(np.int32), value)
+            arms_call = arms_np
+        new_state, info = self._functions.update_many(arms_per_row, state, arms_call, index.astype(np.int32), value)
 
         def first_failure() -> tuple[Any, str]:
             row = int(np.argmin(np.asarray(info.converged).reshape(count, -1).all(axis=1)))
@@ -559,7 +561,7 @@ class Agent:
         agent.state = jax.tree.unflatten(treedef, [jnp.asarray(a) for a in arrays])
         agent._key = key
         agent._last_arms = last_arms
-        agent._last_arms_device = None if last_arms is None else jax.device_put(last_arms)
+        agent._last_arms_call = last_arms
         agent._action_shape = None if meta["action_shape"] is None else tuple(meta["action_shape"])
         agent.num_updates = int(meta["num_updates"])
         return agent

@@ -17,6 +17,9 @@ Contenders, each a Laplace Thompson sampler on a logistic model with an N(0, I) 
   (``pull`` + ``update``);
 * ``select(n=100)`` + ``update_many`` of the online agent, per decision (batched feedback).
 
+Each in two processes: with JAX's defaults, and with :func:`bayesbandit.enable_low_latency`
+(read when JAX starts, so it cannot be switched within one process).
+
 The contenders play in interleaved blocks (A B C A B C ...), so a change in the machine's load
 hits all of them.
 
@@ -26,8 +29,11 @@ Usage, from the repository root: ``python -m benchmarks.bench_agent [--quick]``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -38,8 +44,9 @@ import bayesbandit as bb
 
 bb.enable_x64()
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not __package__:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, ROOT)
 
 from benchmarks._common import RESULTS, machine_info, md_table, warm_up_jax, write_results  # noqa: E402
 from benchmarks.baselines import bayesianbandits_glm  # noqa: E402
@@ -132,12 +139,14 @@ def play_interleaved(players: dict, rounds: int, block: int, warm_up: int) -> di
     return {name: (np.asarray(v), first[name]) for name, v in latencies.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1,000 rounds")
-    parser.add_argument("--out-dir", default=RESULTS)
-    args = parser.parse_args(argv)
-    rounds = 1_000 if args.quick else 10_000
+SETTINGS = {
+    "default": "JAX's defaults",
+    "low-latency": "bb.enable_low_latency()",
+}
+
+
+def measure(rounds: int) -> list[list[str]]:
+    """Every contender, interleaved, in this process: one table row each."""
     warm_up = 20
     have_bbs, why = bayesianbandits_glm.available()
     warm_up_jax()
@@ -170,8 +179,48 @@ def main(argv: list[str] | None = None) -> int:
                 ]
             )
             print(rows[-1], flush=True)
+    if not have_bbs:
+        rows.append(["", f"bayesianbandits not available: {why}", "", "", "", ""])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 rounds")
+    parser.add_argument("--out-dir", default=RESULTS)
+    parser.add_argument(
+        "--settings", choices=sorted(SETTINGS), help="measure in this process only, with these settings (internal)"
+    )
+    parser.add_argument("--rows-to", help="with --settings: write the rows to this JSON file")
+    args = parser.parse_args(argv)
+    rounds = 1_000 if args.quick else 10_000
+    if args.settings is not None:
+        if args.settings == "low-latency":
+            bb.enable_low_latency()
+        rows = measure(rounds)
+        if args.rows_to:
+            with open(args.rows_to, "w") as f:
+                json.dump(rows, f)
+        return 0
+    # The process settings are read when JAX starts: each set is measured in its own process.
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for settings, label in SETTINGS.items():
+            path = os.path.join(tmp, f"{settings}.json")
+            command = [sys.executable, "-m", "benchmarks.bench_agent", "--settings", settings, "--rows-to", path]
+            subprocess.run(command + (["--quick"] if args.quick else []), check=True, cwd=ROOT)
+            with open(path) as f:
+                rows += [[label, *row] for row in json.load(f)]
     table = md_table(
-        ["arms", "contender", "median µs / decision", "p99 µs", "speed-up vs bayesianbandits (median)", "warm-up s"],
+        [
+            "process settings",
+            "arms",
+            "contender",
+            "median µs / decision",
+            "p99 µs",
+            "speed-up vs bayesianbandits (median, same process)",
+            "warm-up s",
+        ],
         rows,
     )
     text = "\n\n".join(
@@ -180,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
             machine_info(),
             f"K = {K}, d = {D}, logistic rewards, {rounds:,} rounds per contender after a warm-up (its time, which "
             "includes compiling, in the last column), blocks of 500 interleaved. Batched rows: per decision, "
-            f"{BATCH} decisions per call." + ("" if have_bbs else f" bayesianbandits not available: {why}."),
+            f"{BATCH} decisions per call. Each process setting is measured in its own process (they are read when "
+            "JAX starts), with every contender interleaved in it: `bb.enable_low_latency()` runs each compiled call "
+            "in the calling thread with XLA:CPU's depth-first schedule (`bayesbandit.latency`).",
             table,
         ]
     )
