@@ -1,14 +1,16 @@
 """The GLM fast path and the chord start against the generic Newton solver, side by side.
 
-Three solvers for the same policies on the logistic bandit of Kveton et al. 2020 (K = 100,
+Four solvers for the same policies on the logistic bandit of Kveton et al. 2020 (K = 100,
 d = 10, N(0, I) prior, instances and reward uniforms shared by run index: common random numbers):
 
-* ``generic``: ``DenseNewton(derivatives="generic", reuse_factor=False)``, the forward-over-reverse
+* ``generic``: ``DenseNewton(derivatives="generic", reuse_factor=False, rank_one=False)``, the forward-over-reverse
   Hessian of the program's potential and the shifted Cholesky (the solver before the fast path);
-* ``fast path``: ``DenseNewton(reuse_factor=False)``: gradient and Hessian through the linear
+* ``fast path``: ``DenseNewton(reuse_factor=False, rank_one=False)``: gradient and Hessian through the linear
   predictor, one plain Cholesky under the Gaussian prior;
-* ``fast path + chord start``: ``DenseNewton()``, the default: each refit first steps with the
-  previous fit's factor and the new gradient.
+* ``fast path + chord start``: each refit first steps with the previous fit's factor and the new
+  gradient (the default for a full-history refit);
+* ``+ one-row online solve (default)``: ``DenseNewton()``; the online Laplace update by one row
+  solved as a root in one dimension (``history="online"`` only).
 
 Reported: CPU time per round-run of ``simulate``-style runs (vmapped ``lax.scan``, interleaved A B
 C A B C, median of ``reps``) and per call of the Agent's unbatched ``update``, compile times,
@@ -49,13 +51,16 @@ from benchmarks._common import (  # noqa: E402
 
 K, D = 100, 10
 SOLVERS = {
-    "generic": DenseNewton(derivatives="generic", reuse_factor=False),
-    "fast path": DenseNewton(reuse_factor=False),
-    "fast path + chord start": DenseNewton(),
+    "generic": DenseNewton(derivatives="generic", reuse_factor=False, rank_one=False),
+    "fast path": DenseNewton(reuse_factor=False, rank_one=False),
+    "fast path + chord start": DenseNewton(rank_one=False),
+    "+ one-row online solve (default)": DenseNewton(),
 }
+FULL = ("generic", "fast path", "fast path + chord start")  # the one-row solve is for the online update only
 POLICIES = {
-    "GLM-TSL (a = 1)": lambda solver: bb.GLMTSL(logistic(), a=1.0, solver=solver),
-    "GLM-FPL (a = 1)": lambda solver: bb.GLMFPL(logistic(), a=1.0, solver=solver),
+    "GLM-TSL (a = 1)": (lambda solver: bb.GLMTSL(logistic(), a=1.0, solver=solver), FULL),
+    "GLM-FPL (a = 1)": (lambda solver: bb.GLMFPL(logistic(), a=1.0, solver=solver), FULL),
+    "GLM-TSL online (a = 1)": (lambda solver: bb.GLMTSL(logistic(), a=1.0, history="online", solver=solver), SOLVERS),
 }
 
 
@@ -69,8 +74,8 @@ def simulate_rows(runs: int, rounds: int, reps: int) -> tuple[list, list]:
     inst = make_instances(runs, K, D, rounds)
     keys = run_keys(runs)
     speed, regret = [], []
-    for pname, make in POLICIES.items():
-        built = {name: compiled(jax_runner(make(solver), True), *inst, keys) for name, solver in SOLVERS.items()}
+    for pname, (make, names) in POLICIES.items():
+        built = {name: compiled(jax_runner(make(SOLVERS[name]), True), *inst, keys) for name in names}
         outputs = {name: jax.block_until_ready(fn(*inst, keys)) for name, (fn, _) in built.items()}
         contenders = {
             name: ((lambda fn=fn: jax.block_until_ready(fn(*inst, keys))), runs * rounds)
@@ -78,7 +83,7 @@ def simulate_rows(runs: int, rounds: int, reps: int) -> tuple[list, list]:
         }
         cpu = interleaved_cpu(contenders, reps)
         base_regret = np.asarray(outputs["generic"][0]).sum(axis=1)
-        for name in SOLVERS:
+        for name in names:
             regret_runs, select_steps, update_steps = (np.asarray(a) for a in outputs[name])
             total = regret_runs.sum(axis=1)
             diff_mean, diff_se = mean_se(total - base_regret)
@@ -108,10 +113,10 @@ def agent_rows(calls: int, reps: int) -> list:
     rng = np.random.default_rng(0)
     arms = rng.uniform(-1.0, 1.0, (K, D))
     rows = []
-    for history in ("full", "online"):
+    for history, names in (("full", FULL), ("online", tuple(SOLVERS))):
         built = {}
-        for name, solver in SOLVERS.items():
-            policy = bb.GLMTSL(logistic(), a=1.0, history=history, solver=solver)
+        for name in names:
+            policy = bb.GLMTSL(logistic(), a=1.0, history=history, solver=SOLVERS[name])
             state = policy.init(arms)
             observe = jax.jit(lambda s, a, r, p=policy: p.update(s, arms, a, r)[0])
             for t in range(300):  # a posterior with some data
