@@ -97,16 +97,16 @@ def test_gse_lin_uniform_equals_sequential_halving_when_every_stage_is_saturated
             return Instance(arms, theta, arms @ theta, jnp.max(arms @ theta))
 
     env = GaussianArms(K=8, d=10, noise_var=4.0)
-    sh, _, _ = run_many(SequentialHalving(), env, 120, 200)
-    gse, _, _ = run_many(GSE("uniform"), env, 120, 200)
+    sh, _, _ = run_many(SequentialHalving(), env, 120, 64)
+    gse, _, _ = run_many(GSE("uniform"), env, 120, 64)
     np.testing.assert_array_equal(np.asarray(gse), np.asarray(sh))
     # K linearly independent arms: the G-optimal design is uniform too (g = K = d_t), so it agrees
-    gopt, _, _ = run_many(GSE("g-optimal"), env, 120, 200)
+    gopt, _, _ = run_many(GSE("g-optimal"), env, 120, 64)
     np.testing.assert_array_equal(np.asarray(gopt), np.asarray(sh))
     # while on a non-saturated instance (K > d) the two differ
     wide = GaussianArms(K=16, d=4, noise_var=4.0)
-    sh_wide, _, _ = run_many(SequentialHalving(), wide, 160, 200)
-    gse_wide, _, _ = run_many(GSE("uniform"), wide, 160, 200)
+    sh_wide, _, _ = run_many(SequentialHalving(), wide, 160, 64)
+    gse_wide, _, _ = run_many(GSE("uniform"), wide, 160, 64)
     assert np.any(np.asarray(gse_wide) != np.asarray(sh_wide))
 
 
