@@ -8,11 +8,13 @@ two of JAX's process-wide defaults are made for large programs:
   result. Between two decisions the worker goes to sleep, so each call pays a thread hand-off
   and a wake-up, as much as the call's own work. ``jax_cpu_enable_async_dispatch = False`` runs
   each call in the calling thread.
-* XLA:CPU's concurrency-optimised (breadth-first) HLO schedule: it keeps independent parts of a
-  program apart so that the runtime can run them on its thread pool at once, which for a small
-  program means hand-offs between threads inside each call. The memory-optimised depth-first
-  schedule (``--xla_cpu_enable_concurrency_optimized_scheduler=false``) makes the runtime run
-  such a program's kernels one after the other in one thread.
+* XLA:CPU's concurrency-optimised (breadth-first) HLO schedule, meant to let the runtime run
+  independent parts of a program on its thread pool at once. For an Agent's small programs the
+  memory-optimised depth-first schedule (``--xla_cpu_enable_concurrency_optimized_scheduler=false``)
+  is faster: GLM-TSL's online ``update`` took 46-59 us a call with it and 112-121 us without
+  (an update that also returned its design matrix: 38 us against 108). Given per compilation
+  (``jax.jit(..., compiler_options=...)``) the flag changes the schedule but not the time; only
+  the process-wide flag does, so it is set for the process.
 
 :func:`enable_low_latency` sets both. They change no number (``tests/test_latency.py``: the same
 decisions and state, bit for bit); ``benchmarks/results/bench_agent.md`` measures the latency
