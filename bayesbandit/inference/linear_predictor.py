@@ -63,6 +63,7 @@ __all__ = [
     "generic_derivatives",
     "gaussian_derivatives",
     "predictor_jacobian",
+    "row_moments",
 ]
 
 Derivatives = Callable[[Array], tuple[Array, Array, Array]]
@@ -112,6 +113,19 @@ def predictor_jacobian(bound: BoundModel, x: Array) -> Array:
     return jax.jacfwd(lambda t: bound.natural_parameter(t, x))(theta)
 
 
+def row_moments(obs: dict, y: Array, w: Array) -> tuple[Array, Array]:
+    """``(w h'(A), -w h''(A))`` per row, from the observed site of one program run (module docstring).
+
+    ``h' = s (y - E[y])`` and ``h'' = -s Var[y]`` from the site's distribution and scale ``s``;
+    rows of weight 0 give 0.
+    """
+    fn = obs["fn"]
+    scale = 1.0 if obs["scale"] is None else obs["scale"]
+    mean, variance = (jnp.broadcast_to(m, y.shape) for m in (fn.mean, fn.variance))
+    mask = w > 0
+    return jnp.where(mask, w * scale * (y - mean), 0.0), jnp.where(mask, w * scale * variance, 0.0)
+
+
 def fast_derivatives(
     bound: BoundModel, x: Array, y: Array, w: Array, *, prior: Derivatives | None = None
 ) -> Derivatives:
@@ -127,12 +141,8 @@ def fast_derivatives(
 
     def derivatives(theta: Array) -> tuple[Array, Array, Array]:
         log_prior, obs, _ = bound._run(theta, x)
-        fn = obs["fn"]
-        scale = 1.0 if obs["scale"] is None else obs["scale"]
         log_lik = bound._obs_log_prob(obs, y, mask)
-        mean, variance = (jnp.broadcast_to(m, y.shape) for m in (fn.mean, fn.variance))
-        score = jnp.where(mask, w * scale * (y - mean), 0.0)  # w h'(A), h' = y - E[y]
-        curvature = jnp.where(mask, w * scale * variance, 0.0)  # -w h''(A), h'' = -Var[y]
+        score, curvature = row_moments(obs, y, w)
         p_value, p_grad, p_hess = prior_derivatives(theta)
         if prior is None:
             p_value = -log_prior

@@ -45,7 +45,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import solve_triangular
 
 from bayesbandit._typing import Array
-from bayesbandit.inference.linear_predictor import predictor_jacobian
+from bayesbandit.inference.linear_predictor import predictor_jacobian, row_moments
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class _Carry(NamedTuple):
     high: Array
     f: Array  # F(sigma)
     curvature: Array  # c = w s Var[y] at sigma
+    decrement: Array  # lambda^2 / 2 of the whole problem at theta(sigma)
     done: Array
     failed: Array
 
@@ -98,20 +99,17 @@ def rank_one_laplace(
     def moments(sigma: Array) -> tuple[Array, Array]:
         """``(w h'(A), w s Var[y])`` at ``theta(sigma)``."""
         _, obs, _ = bound._run(mean + sigma * u, x)
-        fn = obs["fn"]
-        scale = 1.0 if obs["scale"] is None else obs["scale"]
-        weight = (w * scale)[0]
-        first, variance = (jnp.reshape(jnp.broadcast_to(m, y.shape), ()) for m in (fn.mean, fn.variance))
-        return weight * (y[0] - first), weight * variance
+        score, curvature = row_moments(obs, y, w)
+        return score[0], curvature[0]
 
     def evaluate(i: Array, sigma: Array, moments_at_sigma: tuple[Array, Array], low: Array, high: Array) -> _Carry:
         score, curvature = moments_at_sigma
         f = sigma - score
+        decrement = 0.5 * f**2 * v / (1.0 + curvature * v)
         finite = jnp.isfinite(f) & jnp.isfinite(curvature)
-        done = finite & (0.5 * f**2 * v / (1.0 + curvature * v) <= tol)
         low = jnp.where(f < 0, sigma, low)
         high = jnp.where(f > 0, sigma, high)
-        return _Carry(i + 1, sigma, low, high, f, curvature, done, ~finite)
+        return _Carry(i + 1, sigma, low, high, f, curvature, decrement, finite & (decrement <= tol), ~finite)
 
     def body(c: _Carry) -> _Carry:
         newton = c.sigma - c.f / (1.0 + c.curvature * v)
@@ -128,7 +126,6 @@ def rank_one_laplace(
     c = jax.lax.while_loop(cond, body, first)
     theta = mean + c.sigma * u
     new_chol = jnp.linalg.cholesky(chol @ chol.T + c.curvature * jnp.outer(j, j))
-    decrement = 0.5 * c.f**2 * v / (1.0 + c.curvature * v)
     converged = c.done & jnp.all(jnp.isfinite(theta)) & jnp.all(jnp.isfinite(new_chol))
     grad_norm = jnp.abs(c.f) * jnp.linalg.norm(j)
-    return NewtonResult(theta, new_chol, NewtonInfo(c.i, grad_norm, decrement, converged))
+    return NewtonResult(theta, new_chol, NewtonInfo(c.i, grad_norm, c.decrement, converged))
