@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._linalg import cholesky, solve_triangular
 from bayesbandit._typing import Array, PRNGKey
 
 
@@ -19,10 +20,8 @@ def jittered_cholesky(matrix: Array) -> tuple[Array, Array]:
 
     which makes every eigenvalue positive (a Levenberg-damped step when used in Newton's method).
     No loop and no ``lax.cond``: the second factorisation is of ``A + s I`` with ``s = 0`` when
-    the first succeeded, and its input depends on the first factor's result, so the two run one
-    after the other. Under ``vmap`` a ``cond`` computes both branches anyway, and two independent
-    batched Cholesky factorisations scheduled concurrently deadlock XLA:CPU on large batches
-    (seen with 100 vmapped Newton solves at d = 20); the data dependency orders them.
+    the first succeeded (under ``vmap`` a ``cond`` would compute both branches anyway). Both
+    factorisations are :func:`bayesbandit._linalg.cholesky`, which never waits on XLA's pool.
 
     Parameters
     ----------
@@ -37,10 +36,10 @@ def jittered_cholesky(matrix: Array) -> tuple[Array, Array]:
     """
     sym = 0.5 * (matrix + matrix.T)
     eye = jnp.eye(sym.shape[-1], dtype=sym.dtype)
-    chol = jnp.linalg.cholesky(sym)
+    chol = cholesky(sym)
     ok = jnp.all(jnp.isfinite(chol))
     jitter = jnp.where(ok, 0.0, gershgorin_shift(sym)).astype(sym.dtype)
-    shifted = jnp.linalg.cholesky(sym + jitter * eye)  # after, and dependent on, the first factor
+    shifted = cholesky(sym + jitter * eye)  # after, and dependent on, the first factor
     return jnp.where(ok, chol, shifted), jitter
 
 
@@ -73,12 +72,7 @@ def random_argmax(key: PRNGKey, scores: Array) -> Array:
 
 def solve_lower_transpose(chol: Array, rhs: Array) -> Array:
     """Solve ``L.T z = rhs`` for a lower-triangular ``L`` (used to sample ``N(0, (L L.T)^-1)``)."""
-    return jax.scipy.linalg.solve_triangular(chol, rhs, lower=True, trans="T")
-
-
-def cho_solve(chol: Array, rhs: Array) -> Array:
-    """Solve ``(L L.T) z = rhs`` by two triangular solves (never an explicit inverse)."""
-    return jax.scipy.linalg.cho_solve((chol, True), rhs)
+    return solve_triangular(chol, rhs, lower=True, trans="T")
 
 
 def mahalanobis_norms(chol: Array, x: Array) -> Array:
@@ -94,5 +88,5 @@ def mahalanobis_norms(chol: Array, x: Array) -> Array:
     -------
     array, shape (K,)
     """
-    half = jax.scipy.linalg.solve_triangular(chol, x.T, lower=True)
+    half = solve_triangular(chol, x.T, lower=True)
     return jnp.sqrt(jnp.sum(half**2, axis=0))

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayesbandit._base import Buffered, Combinatorial, Explains, ModelBased, policy_kind
+from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
 from bayesbandit.checkpoint import array_fingerprint, program_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
@@ -195,6 +196,7 @@ class Agent:
         compile_ahead: bool = True,
     ) -> None:
         kind = policy_kind(policy)
+        self._process = OwningProcess("Agent")
         if arms is None and d is None:
             raise InvalidInput(
                 "Agent needs a fixed arm set or a feature dimension. Fix: Agent(policy, arms=...) with arms of "
@@ -236,6 +238,9 @@ class Agent:
         self.last_update_info: Any = None
 
     # ------------------------------------------------------------------------------ acting
+    def __reduce__(self) -> Any:
+        self._process.refuse_pickle()
+
     def select(self, arms: ArrayLike | None = None, *, n: int | None = None) -> Any:
         """Choose an action: an index into the fixed arm set, or into ``arms`` (K, d) if given.
 
@@ -256,6 +261,7 @@ class Agent:
         An ``int`` (or an int array of indices for a k-subset policy); with ``n``, an int array
         of shape ``(n,)`` (``(n, k)``).
         """
+        self._process.check("select")
         if n is not None:
             n = check_int("Agent.select", "n", n, low=1)
         arms_np, arms_call = self._round_arms(arms)
@@ -313,6 +319,7 @@ class Agent:
         NotConverged
             The update produced non-finite state; the agent is unchanged.
         """
+        self._process.check("update")
         arms = self._arms if self._arms is not None else self._last_arms
         if arms is None:
             raise InvalidInput(
@@ -358,6 +365,7 @@ class Agent:
         NotConverged
             The updates produced non-finite state; the agent is unchanged.
         """
+        self._process.check("update_many")
         count = int(np.shape(actions)[0]) if np.ndim(actions) >= 1 else 0
         if count == 0:
             raise InvalidInput(
@@ -483,6 +491,7 @@ class Agent:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write a checkpoint atomically (see :mod:`bayesbandit.checkpoint`)."""
+        self._process.check("save")
         header = self._header()
         arrays = [_key_data(self._key)]
         if self._arms is not None:

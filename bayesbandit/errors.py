@@ -16,6 +16,7 @@ __all__ = [
     "CheckpointError",
     "PrecisionError",
     "ConfigurationError",
+    "ProcessError",
 ]
 
 
@@ -60,3 +61,10 @@ class ConfigurationError(BayesBanditError, RuntimeError):
     Such settings (:func:`bayesbandit.enable_low_latency`) are read when JAX creates its CPU
     backend, at the first computation of the process; call them before it.
     """
+
+
+class ProcessError(BayesBanditError, RuntimeError):
+    """An agent used outside the process that made it: in a child made by ``os.fork()`` (JAX's
+    threads are not copied, so its next computation would never return), or sent to another
+    process by pickling (it holds compiled functions). Save it and load it in the other process,
+    which is started with the ``spawn`` or ``forkserver`` method."""

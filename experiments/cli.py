@@ -112,9 +112,9 @@ def _unwritable(folder: Path) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    # Before JAX starts its CPU backend: one XLA:CPU pool thread. jaxlib's batched LAPACK kernels
-    # (vmapped Cholesky, LU) split their batch over the pool and wait for the pieces; two of them
-    # running at once can hold every thread of a small pool and wait forever (seen on 2 cores).
+    # Before JAX starts its CPU backend: the smallest XLA:CPU pool (one thread per host device).
+    # The runs on each device are one program each, so more threads would only oversubscribe the
+    # cores; the library's LAPACK calls never wait on the pool (bayesbandit/_linalg.py).
     os.environ.setdefault("PJRT_NPROC", "1")
     if args.command == "run":
         _use_host_devices(args.devices or os.cpu_count() or 1)

@@ -11,9 +11,7 @@ os.environ.setdefault("JAX_ENABLE_X64", "1")
 # The suite compiles many small programs and runs each briefly: XLA's backend optimisation
 # level 0 cuts CPU compile time about 3x for a ~2x slower run time (override in the environment).
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
-# One XLA:CPU pool thread: jaxlib's batched LAPACK kernels (vmapped Cholesky, LU) split their batch
-# over the pool and wait for the pieces; two such kernels running at once on a 2-thread pool each
-# hold a thread and wait forever (seen on 2-core machines). With one thread they run in the caller.
+# One XLA:CPU pool thread, as the CLI runs: pytest-xdist already runs one worker per core.
 os.environ.setdefault("PJRT_NPROC", "1")
 
 import jax  # noqa: E402

@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._linalg import lstsq
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai.instances import gaussian_reward
 from bayesbandit.envs._common import Instance
@@ -131,7 +132,7 @@ class Automobile:
         x = jnp.asarray(self.features)
         y = jnp.asarray(self.prices)
         pick = jax.random.choice(key, x.shape[0], (self.K,), replace=False)
-        theta = jnp.linalg.lstsq(x, y)[0]
+        theta = lstsq(x, y)
         return Instance(x[pick], theta, y[pick], jnp.max(y[pick]))
 
     def reward(self, instance: Instance, arm: Array, key: PRNGKey) -> Array:

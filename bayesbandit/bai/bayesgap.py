@@ -76,6 +76,7 @@ from typing import ClassVar, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._linalg import eigh
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import (
     BAIEnv,
@@ -111,7 +112,7 @@ def kernel_features(kernel: str, arms: Array, length_scale: float) -> Array:
         gram = (1.0 + scaled) * jnp.exp(-scaled)
     else:
         raise InvalidInput(f"The 'kernel' parameter must be one of {KERNELS}. Got {kernel!r} instead.")
-    values, vectors = jnp.linalg.eigh(gram)
+    values, vectors = eigh(gram)
     return vectors * jnp.sqrt(jnp.maximum(values, 0.0))
 
 

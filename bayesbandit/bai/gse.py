@@ -50,6 +50,7 @@ from typing import Any, ClassVar
 
 import jax.numpy as jnp
 
+from bayesbandit._linalg import pinv_hermitian
 from bayesbandit._typing import Array, Model, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance
 from bayesbandit.bai._stages import StageData, halving_sizes, run_stages, stage_budgets
@@ -90,7 +91,7 @@ def ols_scores(instance: Instance, data: StageData) -> tuple[Array, Array]:
     proj = project(instance.arms[data.alive])
     z, m = proj.coords, data.counts.astype(proj.coords.dtype)
     gram = (z * m[:, None]).T @ z
-    theta_z = jnp.linalg.pinv(gram, hermitian=True) @ (z.T @ data.sums())
+    theta_z = pinv_hermitian(gram) @ (z.T @ data.sums())
     return z @ theta_z, proj.basis @ theta_z
 
 

@@ -68,6 +68,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._linalg import cho_factor, cho_solve, solve
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import (
     BAIEnv,
@@ -147,17 +148,17 @@ def l1_min(x: Array, y: Array, *, max_iter: int = 40, tol: float | None = None) 
     def body(s: _IPMState) -> _IPMState:
         rp, rdu, rdv = residuals(s)
         gram = (x * (s.u / s.su + s.v / s.sv)[:, None]).T @ x + jnp.diag(null)
-        factor = jax.scipy.linalg.cho_factor(gram + ridge * jnp.trace(gram) / d * jnp.eye(d), lower=True)
+        factor = cho_factor(gram + ridge * jnp.trace(gram) / d * jnp.eye(d))
 
-        def solve(r: Array) -> Array:
-            sol = jax.scipy.linalg.cho_solve(factor, r)
+        def refined_solve(r: Array) -> Array:
+            sol = cho_solve(factor, r)
             for _ in range(2):
-                sol = sol + jax.scipy.linalg.cho_solve(factor, r - gram @ sol)
+                sol = sol + cho_solve(factor, r - gram @ sol)
             return sol
 
         def direction(rcu: Array, rcv: Array) -> tuple[Array, Array, Array, Array, Array]:
             rhs = rp - x.T @ (rcu / s.su - rcv / s.sv) + x.T @ (s.u / s.su * rdu - s.v / s.sv * rdv)
-            dlam = solve(rhs)
+            dlam = refined_solve(rhs)
             xd = x @ dlam
             dsu, dsv = rdu - xd, rdv + xd
             return (rcu - s.u * dsu) / s.su, (rcv - s.v * dsv) / s.sv, dsu, dsv, dlam
@@ -187,7 +188,7 @@ def l1_min(x: Array, y: Array, *, max_iter: int = 40, tol: float | None = None) 
     def cond(s: _IPMState) -> Array:
         return (s.n < max_iter) & (s.best_merit > tol) & (s.stalled < 2)
 
-    w0 = x @ jnp.linalg.solve(x.T @ x + jnp.diag(null), yn)
+    w0 = x @ solve(x.T @ x + jnp.diag(null), yn)
     shift = 0.1 + 1.0 / k
     ones = jnp.ones(k, x.dtype)
     s0 = _IPMState(
@@ -346,9 +347,9 @@ class LinGapE:
 
         first = stack_rewards(env, instance, reward_key, arange, jnp.zeros(num_arms, jnp.int32))
         gram = z.T @ z
-        factor = jax.scipy.linalg.cho_factor(gram + reg * jnp.eye(width), lower=True)
-        ainv = jax.scipy.linalg.cho_solve(factor, jnp.eye(width, dtype=z.dtype))
-        logdet = 2.0 * jnp.sum(jnp.log(jnp.diag(factor[0]))) - width * jnp.log(reg)
+        factor = cho_factor(gram + reg * jnp.eye(width))
+        ainv = cho_solve(factor, jnp.eye(width, dtype=z.dtype))
+        logdet = 2.0 * jnp.sum(jnp.log(jnp.diag(factor))) - width * jnp.log(reg)
         state = _Round(ainv, z.T @ first, jnp.einsum("kd,de,ke->k", z, ainv, z), logdet, jnp.ones(num_arms, jnp.int32))
         state, _ = jax.lax.scan(step, state, jnp.arange(num_arms, budget))
         theta_z = state.ainv @ state.b

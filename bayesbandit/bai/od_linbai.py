@@ -50,6 +50,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._linalg import qr_complete
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_instance
 from bayesbandit.bai._stages import num_stages, run_stages
@@ -114,7 +115,7 @@ def caratheodory(x: Array, weights: Array, max_support: int) -> Array:
     def drop(step: int, w: Array) -> Array:
         support = w > 0
         subset = jnp.argsort(~support, stable=True)[:width]
-        q = jnp.linalg.qr(moments[:, subset].T, mode="complete")[0]
+        q = qr_complete(moments[:, subset].T)
         v = jnp.zeros(k, w.dtype).at[subset].set(q[:, -1])
         ratio = jnp.where(v > 0, w / jnp.where(v > 0, v, 1.0), jnp.inf)
         j = jnp.argmin(ratio)

@@ -64,6 +64,7 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._linalg import cholesky, solve_triangular
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance
 from bayesbandit.bai._stages import halving_sizes, run_stages, stage_budgets
@@ -87,7 +88,7 @@ def gaussian_width(z: Array, weights: Array, xi: Array, *, ridge: float = 1e-8) 
     a = (z * weights[:, None]).T @ z
     rank = z.shape[1] - jnp.sum(null_columns(z))
     a = a + ridge * jnp.trace(a) / rank * jnp.eye(z.shape[1], dtype=z.dtype) + jnp.diag(null_columns(z))
-    whitened = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(a), z.T, lower=True)
+    whitened = solve_triangular(cholesky(a), z.T, lower=True)
     values = whitened.T @ xi.T
     spread = whitened[:, jnp.argmax(values, axis=0)] - whitened[:, jnp.argmin(values, axis=0)]
     return jnp.mean(jnp.sum(spread * xi.T, axis=0))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._linalg import solve
 from bayesbandit._typing import Array, ArrayLike
 from bayesbandit.design.g_optimal import Design, effective_dim, g_values, null_columns
 
@@ -57,7 +58,7 @@ def fw_literal(x: ArrayLike, *, max_iter: int = 100, tol: float = 1e-6) -> Desig
         i, w, g, _ = c
         v = (x * w[:, None]).T @ x + jnp.diag(null_columns(x))
         x_max = x[jnp.argmax(g_values(x, w))]
-        grad = -((x @ jnp.linalg.solve(v, x_max)) ** 2)
+        grad = -((x @ solve(v, x_max)) ** 2)
         vertex = jax.nn.one_hot(jnp.argmin(grad), k, dtype=x.dtype)
         trials = jax.vmap(lambda gamma: g_max(w + gamma * (vertex - w)))(_GRID.astype(x.dtype))
         best = jnp.argmin(trials)

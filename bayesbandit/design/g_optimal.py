@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._linalg import cho_solve, cholesky, solve_triangular
 from bayesbandit._typing import Array
 from bayesbandit.errors import InvalidInput
 
@@ -57,8 +58,8 @@ def g_values(x: Array, weights: Array, ridge: float = 1e-12) -> Array:
     d = x.shape[1]
     v = (x * weights[:, None]).T @ x
     v = v + ridge * (jnp.trace(v) / d + 1e-300) * jnp.eye(d, dtype=x.dtype) + jnp.diag(null_columns(x))
-    chol = jnp.linalg.cholesky(v)
-    half = jax.scipy.linalg.solve_triangular(chol, x.T, lower=True)
+    chol = cholesky(v)
+    half = solve_triangular(chol, x.T, lower=True)
     return jnp.sum(half**2, axis=0)
 
 
@@ -83,7 +84,7 @@ def _v_inverse(x: Array, weights: Array) -> Array:
     d = x.shape[1]
     v = (x * weights[:, None]).T @ x
     v = v + 1e-12 * (jnp.trace(v) / d + 1e-300) * jnp.eye(d, dtype=x.dtype) + jnp.diag(null_columns(x))
-    return jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(v), True), jnp.eye(d, dtype=x.dtype))
+    return cho_solve(cholesky(v), jnp.eye(d, dtype=x.dtype))
 
 
 def _solve(x: Array, tol: float, max_iter: int, away: bool) -> Design:

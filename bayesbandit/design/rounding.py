@@ -16,6 +16,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._linalg import svd
 from bayesbandit._typing import Array, ArrayLike
 
 __all__ = ["efficient_rounding", "project", "Projection"]
@@ -107,7 +108,7 @@ def project(x: ArrayLike, *, rtol: float | None = None) -> Projection:
     """
     x = jnp.asarray(x, dtype=float)
     tol = rtol if rtol is not None else (1e-10 if x.dtype == jnp.float64 else 1e-5)  # default: per precision
-    _, s, vt = jnp.linalg.svd(x, full_matrices=False)
+    _, s, vt = svd(x)
     keep = s > tol * s[0]
     basis = vt.T * keep[None, :]
     return Projection(x @ basis, basis, jnp.sum(keep).astype(jnp.int32))

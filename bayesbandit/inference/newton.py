@@ -38,7 +38,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._numerics import cho_solve, jittered_cholesky
+from bayesbandit._linalg import cho_solve, cholesky
+from bayesbandit._numerics import jittered_cholesky
 from bayesbandit._typing import Array, ArrayLike
 from bayesbandit.inference.linear_predictor import Derivatives, generic_derivatives
 from bayesbandit.validation import check_int
@@ -147,7 +148,7 @@ def newton_minimize(
 
     def factor(hess: Array) -> Array:
         if positive_definite:
-            return jnp.linalg.cholesky(0.5 * (hess + hess.T))
+            return cholesky(0.5 * (hess + hess.T))
         return jittered_cholesky(hess)[0]
 
     def body(c: _Carry) -> _Carry:

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax.scipy.linalg import solve_triangular
 
+from bayesbandit._linalg import cholesky, solve_triangular
 from bayesbandit._typing import Array
 from bayesbandit.inference.linear_predictor import predictor_jacobian, row_moments
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult
@@ -125,7 +125,7 @@ def rank_one_laplace(
     first = evaluate(jnp.asarray(0, jnp.int32), zero, at_zero, jnp.minimum(zero, g0), jnp.maximum(zero, g0))
     c = jax.lax.while_loop(cond, body, first)
     theta = mean + c.sigma * u
-    new_chol = jnp.linalg.cholesky(chol @ chol.T + c.curvature * jnp.outer(j, j))
+    new_chol = cholesky(chol @ chol.T + c.curvature * jnp.outer(j, j))
     converged = c.done & jnp.all(jnp.isfinite(theta)) & jnp.all(jnp.isfinite(new_chol))
     grad_norm = jnp.abs(c.f) * jnp.linalg.norm(j)
     return NewtonResult(theta, new_chol, NewtonInfo(c.i, grad_norm, c.decrement, converged))

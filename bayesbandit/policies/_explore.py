@@ -17,7 +17,8 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._numerics import cho_solve, jittered_cholesky, random_argmax
+from bayesbandit._linalg import cho_solve
+from bayesbandit._numerics import jittered_cholesky, random_argmax
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 

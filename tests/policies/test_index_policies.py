@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pytest
 
 from bayesbandit.envs.catalogue import SyntheticCatalogue
 from bayesbandit.errors import InvalidInput, UnknownArm
-from bayesbandit.index import Catalogue
+from bayesbandit.index import AnnoyIndex, Catalogue
 from bayesbandit.policies.index import SubElim, SubTS
 from bayesbandit.policies.index._stage import pack_matrix, pack_outer
 from bayesbandit.sim.catalogue import simulate_catalogue
@@ -72,26 +73,138 @@ def test_packing_gives_the_quadratic_form(rng):
     assert pack_outer(x).shape == (7, 15)
 
 
-@pytest.mark.parametrize(
-    ("policy", "add_count"),
-    [(SubTS(beta=0.5, shortlist=20), 2), (SubElim(beta=0.2, eta=0.01, shortlist=20), 0)],
-    ids=repr,
-)
-def test_annoy_policies_learn_and_match_their_exact_twins(policy, add_count):
-    """In the last quarter, regret per round far below uniform play's; total regret within the run-to-run
-    noise of the exact twin (common random numbers). Sub-Elim on a fixed catalogue: it plays its last
-    stage uniformly, and arrivals keep it exploring far longer than these 3,000 rounds."""
-    env = SyntheticCatalogue(initial_arms=1000, d=6, horizon=3000, add_count=add_count)
-    twin = dataclasses.replace(policy, index="exact")
-    ds = simulate_catalogue({"annoy": policy, "exact": twin}, env, runs=3, seed=0)
-    runs = [env.reset(0, r) for r in range(3)]
-    uniform = np.mean([run.means.max() - run.means.mean() for run in runs])
-    late = ds.regret.isel(round=slice(-750, None)).mean(("run", "round"))
-    assert float(late.sel(policy="annoy")) < 0.5 * uniform
-    assert float(late.sel(policy="exact")) < 0.5 * uniform
+class _CountNulls:
+    """A host policy that plays as ``policy`` and counts the nulls its ``select`` reports (Sub-Elim's
+    re-bucketings: a full scan of a stage when the index finds no uncertain arm; 0 for Sub-TS)."""
+
+    kind: ClassVar[str] = "host"
+
+    def __init__(self, policy):
+        self.policy, self.nulls = policy, 0
+
+    def __getattr__(self, name):
+        return getattr(self.policy, name)
+
+    def select(self, state, arms, key):
+        item, info = self.policy.select(state, arms, key)
+        self.nulls += getattr(info, "rebuckets", 0)
+        return item, info
+
+    def __repr__(self):
+        return repr(self.policy)
+
+
+class TwinComparison(NamedTuple):
+    """Annoy policy vs its exact twin over paired runs (common random numbers)."""
+
+    runs: int
+    diff: float  # mean over runs of total regret, Annoy minus exact
+    se: float  # its standard error (paired: sd of the per-run differences / sqrt(runs))
+    bound: float  # TWIN_Z * se + TWIN_TOLERANCE * mean exact total regret
+    exact_total: float  # mean total regret of the exact twin
+    late: tuple[float, float]  # mean regret per round over the last quarter: Annoy, exact
+    uniform: float  # uniform play's regret per round
+    nulls: tuple[float, float]  # nulls (re-bucketings) per run: Annoy, exact
+
+    def failures(self) -> list[str]:
+        """The violated claims (empty: the Annoy policy learns and matches its twin)."""
+        out = []
+        if self.late[0] >= 0.5 * self.uniform or self.late[1] >= 0.5 * self.uniform:
+            out.append("learns")
+        if abs(self.diff) > self.bound:
+            out.append("regret")
+        if self.nulls[0] > self.nulls[1] + TWIN_EXTRA_NULLS:
+            out.append("nulls")
+        return out
+
+
+# The verdict rests on the mean paired difference of TWIN_RUNS runs, not on single runs: a run of
+# the Annoy policy and the same run of its exact twin share every random number, but the first
+# round in which the index answers with another (equally admissible) arm sends the two runs apart,
+# and from there on they differ as much as two unpaired runs. Under "no difference" the bound
+# |diff| <= 3 se is a two-sided z-test at level 0.3% (t with 29 degrees of freedom: 0.5%); the
+# tolerance, 10% of the exact twin's regret, is the practical margin granted to approximate search.
+TWIN_RUNS = 30
+TWIN_Z = 3.0
+TWIN_TOLERANCE = 0.1
+# Sub-Elim's nulls per run over the exact twin's (a false null costs a full scan of the stage): measured
+# +0.00 to +0.07 over 8 forest seeds, +1.8 to +2.6 for an index answering random queries.
+TWIN_EXTRA_NULLS = 0.5
+TWIN_CASES = {  # the policy and the catalogue it plays
+    "SubTS": (SubTS(beta=0.5, shortlist=20), SyntheticCatalogue(initial_arms=1000, d=6, horizon=3000, add_count=2)),
+    "SubElim": (
+        SubElim(beta=1.0, eta=0.01, shortlist=20),
+        SyntheticCatalogue(initial_arms=1000, d=6, horizon=3000, add_count=0),
+    ),
+}
+
+
+def compare_with_exact_twin(policy, env, runs=TWIN_RUNS, seed=0) -> TwinComparison:
+    """Play ``policy`` (an Annoy policy) and its ``index="exact"`` twin on ``runs`` paired runs."""
+    counted = {"annoy": _CountNulls(policy), "exact": _CountNulls(dataclasses.replace(policy, index="exact"))}
+    ds = simulate_catalogue(counted, env, runs=runs, seed=seed)
     total = ds.regret.sum("round")
-    diff = float((total.sel(policy="annoy") - total.sel(policy="exact")).mean())
-    assert abs(diff) <= 2 * float(total.sel(policy="exact").std()) + 0.1 * float(total.sel(policy="exact").mean())
+    diffs = (total.sel(policy="annoy") - total.sel(policy="exact")).values
+    se = float(diffs.std(ddof=1) / np.sqrt(runs))
+    exact_total = float(total.sel(policy="exact").mean())
+    late = ds.regret.isel(round=slice(-(env.horizon // 4), None)).mean(("run", "round"))
+    uniform = np.mean([run.means.max() - run.means.mean() for run in (env.reset(seed, r) for r in range(runs))])
+    return TwinComparison(
+        runs=runs,
+        diff=float(diffs.mean()),
+        se=se,
+        bound=TWIN_Z * se + TWIN_TOLERANCE * exact_total,
+        exact_total=exact_total,
+        late=(float(late.sel(policy="annoy")), float(late.sel(policy="exact"))),
+        uniform=float(uniform),
+        nulls=(counted["annoy"].nulls / runs, counted["exact"].nulls / runs),
+    )
+
+
+@pytest.mark.parametrize("forest_seed", [0, 100])
+@pytest.mark.parametrize("case", list(TWIN_CASES))
+def test_annoy_policies_learn_and_match_their_exact_twins(case, forest_seed):
+    """In the last quarter, regret per round far below uniform play's; over TWIN_RUNS paired runs the mean
+    difference of total regret within TWIN_Z standard errors plus TWIN_TOLERANCE of the exact twin's
+    (see TWIN_RUNS); Sub-Elim at most TWIN_EXTRA_NULLS more nulls per run than its twin.
+
+    Annoy's forest depends on its seed and on the processor Annoy was compiled for, and single runs
+    depend on the forest: in some rounds the approximate search answers with another arm than the
+    exact search (for Sub-Elim any arm of uncertainty at least ``2^{-s-1}`` is admissible), and the
+    run then goes its own way. Single runs of the Annoy policy can have half or twice the twin's
+    regret, in both directions and as often as two forests differ from each other: an inherent cost
+    of approximate search, not a defect, so no single run is compared. Two forest seeds stand in for
+    two processors.
+
+    Sub-Elim at ``beta=1`` (the reward noise's scale) on a fixed catalogue. At ``beta=0.2`` it
+    eliminates all but two or three arms (the best one too, in 29 of 30 runs) at its first null,
+    round ~12, after a dozen noisy rewards, and plays them uniformly to the end: its regret is a
+    draw of which arms survive (run-to-run sd 65% of the mean), and the index, queried only in
+    those first rounds, hardly matters (an index answering random ids does as well). At ``beta=1``
+    the stage indexes answer ~300 queries per run, and a broken index shows in the nulls, which the
+    exact twin has only where a stage truly holds no uncertain arm (Sub-Elim's false-null rescue
+    keeps the regret close even then). Arrivals would keep Sub-Elim exploring far longer than
+    these 3,000 rounds."""
+    policy, env = TWIN_CASES[case]
+    result = compare_with_exact_twin(dataclasses.replace(policy, seed=forest_seed), env)
+    print(f"{case} forest_seed={forest_seed}: {result}")
+    assert not result.failures(), result
+
+
+@pytest.mark.parametrize("case", list(TWIN_CASES))
+def test_the_twin_comparison_fails_for_an_index_that_ignores_the_query(case, monkeypatch):
+    """The comparison above can fail: with an Annoy index answering a random query instead, Sub-TS's regret
+    leaves the bound and Sub-Elim's nulls do."""
+    draws, query = np.random.default_rng(0), AnnoyIndex.query
+
+    def ignore_query(self, q, k):
+        return query(self, draws.standard_normal(q.shape), k)  # an honest answer to another query
+
+    monkeypatch.setattr(AnnoyIndex, "query", ignore_query)
+    policy, env = TWIN_CASES[case]
+    result = compare_with_exact_twin(policy, env, runs=10)
+    print(f"{case} with an index answering random queries: {result}")
+    assert ("regret" if case == "SubTS" else "nulls") in result.failures(), result
 
 
 def test_sub_elim_eliminates_and_never_empties():

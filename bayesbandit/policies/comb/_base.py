@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._base import RewardSupport
+from bayesbandit._linalg import cho_solve, cholesky, solve_triangular
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_int, check_scalar
@@ -84,7 +85,7 @@ def block_moments(arms: Array, action: Array, feedback: Array, blocks: int) -> t
 def inverse_factors(chol: Array) -> Array:
     """``L_j^{-1}`` for each block's Cholesky factor ``L_j``: ``(M, d, d)``, one triangular solve against ``I``."""
     eye = jnp.eye(chol.shape[-1], dtype=chol.dtype)
-    return jax.vmap(lambda c: jax.scipy.linalg.solve_triangular(c, eye, lower=True))(chol)
+    return jax.vmap(lambda c: solve_triangular(c, eye, lower=True))(chol)
 
 
 def widths(chol: Array, arms: Array) -> Array:
@@ -200,8 +201,8 @@ class RidgeCombPolicy(CombPolicy):
         return new, CombUpdateInfo(keep, recorded)
 
     def scores(self, state: CombState, arms: Array, key: PRNGKey) -> Array:
-        chol = jnp.linalg.cholesky(state.precision)
-        theta_hat = jax.vmap(lambda c, b: jax.scipy.linalg.cho_solve((c, True), b))(chol, state.b)
+        chol = cholesky(state.precision)
+        theta_hat = jax.vmap(cho_solve)(chol, state.b)
         return self.scores_from(chol, theta_hat, arms, key, state.t)
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:

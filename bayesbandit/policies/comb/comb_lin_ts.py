@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._base import register_policy
+from bayesbandit._linalg import cho_solve, cholesky
 from bayesbandit._numerics import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.policies.comb._kalman import KalmanCombPolicy, KalmanState
@@ -38,8 +39,8 @@ class CombLinTS(KalmanCombPolicy):
     def scores(self, state: KalmanState, arms: Array, key: PRNGKey) -> Array:
         d = state.mean.shape[1]
         eye = jnp.eye(d, dtype=state.mean.dtype)
-        precision = jax.vmap(lambda s: jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(s), True), eye))(state.cov)
-        root = jnp.linalg.cholesky(0.5 * (precision + jnp.swapaxes(precision, 1, 2)))
+        precision = jax.vmap(lambda s: cho_solve(cholesky(s), eye))(state.cov)
+        root = cholesky(0.5 * (precision + jnp.swapaxes(precision, 1, 2)))
         z = jax.random.normal(key, state.mean.shape, dtype=state.mean.dtype)
         theta = state.mean + jax.vmap(solve_lower_transpose)(root, z)
         return theta @ arms.T

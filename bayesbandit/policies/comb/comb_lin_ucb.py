@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._base import register_policy
+from bayesbandit._linalg import cholesky
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.policies.comb._kalman import KalmanCombPolicy, KalmanState
 from bayesbandit.validation import check_scalar
@@ -41,6 +42,6 @@ class CombLinUCB(KalmanCombPolicy):
         check_scalar("CombLinUCB", "c", self.c, low=0.0)
 
     def scores(self, state: KalmanState, arms: Array, key: PRNGKey) -> Array:
-        root = jnp.linalg.cholesky(state.cov)  # Sigma_j = R R^T: sqrt(x^T Sigma x) = ||R^T x||
+        root = cholesky(state.cov)  # Sigma_j = R R^T: sqrt(x^T Sigma x) = ||R^T x||
         spread = jnp.sqrt(jnp.sum(jax.vmap(lambda r: r.T @ arms.T)(root) ** 2, axis=1))
         return state.mean @ arms.T + self.c * spread

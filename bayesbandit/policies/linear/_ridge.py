@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._base import RewardSupport
-from bayesbandit._numerics import cho_solve
+from bayesbandit._linalg import cho_solve, cholesky
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.policies._explore import choose, exploration_order, init_arms, resolve_num_explore
 from bayesbandit.validation import check_int
@@ -93,7 +93,7 @@ class RidgePolicy:
         arms = jnp.asarray(arms, dtype=state.b.dtype)
         d = arms.shape[1]
         key_scores, key_choice = jax.random.split(key)
-        chol = jnp.linalg.cholesky(state.precision)
+        chol = cholesky(state.precision)
         theta_hat = cho_solve(chol, state.b)
         scores, info = self.scores(chol, theta_hat, arms, key_scores)
 

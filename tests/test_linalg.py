@@ -1,0 +1,261 @@
+"""Batch-safe linear algebra: the same bits as JAX's, and no LAPACK call large enough to wait on the pool.
+
+jaxlib 0.10 splits a LAPACK call whose work ``batch * cost`` reaches 200,000 over XLA's thread
+pool and blocks until the pieces are done; with every pool thread blocked so, a program never
+ends (``bayesbandit run bai-adaptive --quick`` on 2 cores). ``lapack_calls`` reads each LAPACK
+custom call and its operand shapes out of a lowered program and applies jaxlib's cost formulas,
+so the tests below check the property itself, on any machine, for the library's own programs.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayesbandit import _linalg as linalg
+
+_CALL = re.compile(r"custom_call @(lapack_\w+)\(.*?\)\s*\{(.*?)\}\s*:\s*\((.*?)\)\s*->")
+_TENSOR = re.compile(r"tensor<([0-9x]+)x[a-z]+[0-9]*>")
+
+
+def _shapes(types: str) -> list[tuple[int, ...]]:
+    return [tuple(int(n) for n in dims.split("x")) for dims in _TENSOR.findall(types)]
+
+
+def _cost(target: str, attributes: str, shapes: list[tuple[int, ...]]) -> int:
+    """jaxlib 0.10's ``cost_per_matrix`` (``jaxlib/cpu/lapack_kernels.cc``) for one custom call."""
+    routine = target.removeprefix("lapack_")[1:].removesuffix("_ffi")
+    *_, m, n = shapes[0]
+    if routine == "potrf":
+        return n**3 // 3
+    if routine == "trsm":
+        rows, cols = shapes[1][-2:]
+        left = "side = 76" in attributes  # 'L'
+        return rows * cols * (rows if left else cols)
+    if routine == "gesdd":
+        return 10 * m * n * min(m, n)
+    if routine == "syevd":
+        return 5 * n**3
+    if routine == "getrf":
+        return m * n * min(m, n)
+    if routine == "geqrf":
+        k = min(m, n)
+        return 2 * m * n * k - 2 * k**3 // 3
+    if routine == "orgqr":
+        k = shapes[1][-1]
+        return 4 * m * n * k - 2 * k * k * (m + n) + 4 * k**3 // 3
+    raise AssertionError(f"no cost formula for {target}")
+
+
+def lapack_calls(fn, *args) -> list[tuple[str, int]]:
+    """``(routine, batch * cost_per_matrix)`` for every LAPACK call in ``jit(fn)(*args)``'s program."""
+    text = jax.jit(fn).lower(*args).as_text()
+    calls = []
+    for target, attributes, types in _CALL.findall(text):
+        shapes = _shapes(types)
+        operand = shapes[1] if "trsm" in target else shapes[0]
+        calls.append((target, math.prod(operand[:-2]) * _cost(target, attributes, shapes)))
+    return calls
+
+
+def assert_no_fan_out(fn, *args, expect: set[str] | None = None) -> list[tuple[str, int]]:
+    calls = lapack_calls(fn, *args)
+    assert calls, "the program has no LAPACK call: the check would be vacuous"
+    too_big = [(target, work) for target, work in calls if work >= linalg.FAN_OUT_WORK]
+    assert not too_big, f"LAPACK calls that would wait on XLA's thread pool: {too_big}"
+    if expect is not None:
+        assert expect <= {target for target, _ in calls}, calls
+    return calls
+
+
+def _spd(key, shape):
+    x = jax.random.normal(key, shape)
+    return x @ jnp.swapaxes(x, -1, -2) + shape[-1] * jnp.eye(shape[-1])
+
+
+KEY = jax.random.PRNGKey(0)
+A = _spd(KEY, (2, 300, 20, 20))  # 300 factors of 20 x 20: 2,666 flops each, 800,000 in one call
+B = jax.random.normal(KEY, (2, 300, 20, 7))
+TALL = jax.random.normal(KEY, (400, 8, 7))
+GRAM = jnp.swapaxes(TALL, -1, -2) @ TALL
+
+CASES = {
+    "cholesky": (jnp.linalg.cholesky, linalg.cholesky, (A,)),
+    "cho_factor": (lambda a: jax.scipy.linalg.cho_factor(a, lower=True)[0], linalg.cho_factor, (A,)),
+    "solve_triangular": (
+        lambda c, b: jax.scipy.linalg.solve_triangular(c, b, lower=True),
+        lambda c, b: linalg.solve_triangular(c, b, lower=True),
+        (jnp.linalg.cholesky(A), B),
+    ),
+    "solve_triangular_vector_T": (
+        lambda c, b: jax.scipy.linalg.solve_triangular(c, b, lower=True, trans="T"),
+        lambda c, b: linalg.solve_triangular(c, b, lower=True, trans="T"),
+        (jnp.linalg.cholesky(A), B[..., 0]),
+    ),
+    "cho_solve": (
+        lambda c, b: jax.scipy.linalg.cho_solve((c, True), b),
+        linalg.cho_solve,
+        (jnp.linalg.cholesky(A), B),
+    ),
+    "solve": (jnp.linalg.solve, linalg.solve, (A, B[..., 0])),
+    "svd": (lambda x: tuple(jnp.linalg.svd(x, full_matrices=False)), linalg.svd, (TALL,)),
+    "eigh": (lambda a: tuple(jnp.linalg.eigh(a)), linalg.eigh, (GRAM,)),
+    "pinv_hermitian": (lambda a: jnp.linalg.pinv(a, hermitian=True), linalg.pinv_hermitian, (GRAM,)),
+    "qr_complete": (lambda x: jnp.linalg.qr(x, mode="complete")[0], linalg.qr_complete, (TALL,)),
+    "lstsq": (lambda x, y: jnp.linalg.lstsq(x, y)[0], linalg.lstsq, (TALL, TALL[..., 0])),
+}
+
+
+def _vmapped(fn, args):
+    """``fn`` vmapped over every leading axis of its (unbatched-core) arguments."""
+    depth = args[0].ndim - 2
+    for _ in range(depth):
+        fn = jax.vmap(fn)
+    return fn
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_same_bits_as_jax_under_vmap_and_no_call_reaches_the_threshold(name):
+    reference, safe, args = CASES[name]
+    expected = jax.jit(_vmapped(reference, args))(*args)
+    got = jax.jit(_vmapped(safe, args))(*args)
+    for e, g in zip(jax.tree.leaves(expected), jax.tree.leaves(got), strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    assert any(work >= linalg.FAN_OUT_WORK for _, work in lapack_calls(_vmapped(reference, args), *args))
+    assert_no_fan_out(_vmapped(safe, args), *args)
+
+
+def test_a_small_batch_is_the_plain_batched_call():
+    """Below the threshold nothing is cut: the program is the one ``vmap`` of JAX's function gives."""
+    a = A[0, :50]
+    plain = jax.jit(jax.vmap(jnp.linalg.cholesky)).lower(a).as_text()
+    safe = jax.jit(jax.vmap(linalg.cholesky)).lower(a).as_text()
+    assert "while" not in safe and safe.count("lapack_dpotrf") == plain.count("lapack_dpotrf") == 1
+
+
+def test_leading_axes_and_unbatched_right_hand_sides():
+    chol = jnp.linalg.cholesky(A[0])
+    np.testing.assert_array_equal(linalg.cholesky(A[0]), chol)  # leading axis, no vmap
+    rhs = B[0, 0, :, 0]  # one vector shared by every factor
+    expected = jax.vmap(lambda c: jax.scipy.linalg.cho_solve((c, True), rhs))(chol)
+    np.testing.assert_array_equal(jax.vmap(lambda c: linalg.cho_solve(c, rhs))(chol), expected)
+    assert linalg.piece_size(10**9) == 1 and linalg.piece_size(1) == linalg.FAN_OUT_WORK - 1
+
+
+def test_reverse_mode_derivatives_equal_jax_and_stay_below_the_threshold():
+    """Peace differentiates through a Cholesky factor and a triangular solve, vmapped over replications."""
+
+    def loss(chol_fn, solve_fn, a, b):
+        return jnp.sum(solve_fn(chol_fn(a), b) ** 2)
+
+    plain = jax.vmap(
+        jax.grad(
+            lambda a, b: loss(
+                jnp.linalg.cholesky, lambda c, r: jax.scipy.linalg.solve_triangular(c, r, lower=True), a, b
+            )
+        )
+    )
+    safe = jax.vmap(
+        jax.grad(lambda a, b: loss(linalg.cholesky, lambda c, r: linalg.solve_triangular(c, r, lower=True), a, b))
+    )
+    a, b = A[0], B[0]
+    np.testing.assert_allclose(safe(a, b), plain(a, b), rtol=1e-12, atol=1e-12)
+    assert_no_fan_out(safe, a, b, expect={"lapack_dpotrf_ffi", "lapack_dtrsm_ffi"})
+
+
+def test_no_module_calls_lapack_except_through_the_safe_functions():
+    """Every LAPACK-backed call of the package goes through ``bayesbandit._linalg``."""
+    root = pathlib.Path(linalg.__file__).parent
+    pattern = re.compile(
+        r"jnp\.linalg\.(cholesky|svd|eigh|eig|qr|solve|inv|pinv|lstsq|det|slogdet)\b|jax\.scipy\.linalg|lax\.linalg"
+    )
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for path in root.rglob("*.py")
+        if path.name != "_linalg.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line.split("#")[0])
+    ]
+    assert not offenders, offenders
+
+
+# --- the library's own programs, at the batch sizes the runners use ----------------------------
+
+
+def test_gse_replications_never_fan_out():
+    """The program that stopped ``bai-adaptive --quick``: 125 GSE replications (one device's share)."""
+    from bayesbandit.bai import GSE, AdaptiveInstance
+    from bayesbandit.bai.evaluation import _runner, replication_keys
+
+    env = AdaptiveInstance(K=8)
+    instance_keys, run_keys = replication_keys(0, 125)
+    instances = jax.vmap(env.reset)(instance_keys)
+    assert_no_fan_out(_runner(GSE(), env, 160), instances, run_keys, expect={"lapack_dgesdd_ffi"})
+
+
+def test_peace_design_gradient_never_fans_out():
+    from bayesbandit.bai.peace import width_design
+
+    z = jax.random.normal(KEY, (200, 16, 8))
+    xi = jax.random.normal(KEY, (50, 8))
+    assert_no_fan_out(jax.vmap(lambda z: width_design(z, xi, num_steps=2)), z, expect={"lapack_dpotrf_ffi"})
+
+
+def test_glm_tsl_runs_never_fan_out():
+    """100 vmapped GLM-TSL runs at d = 20 (the size that once deadlocked on one device)."""
+    from bayesbandit.models import logistic
+
+    import bayesbandit as bb
+
+    policy = bb.GLMTSL(logistic(), a=1.0)
+    arms = jax.random.uniform(KEY, (50, 20), minval=-1, maxval=1)
+
+    def run(key):
+        def step(state, key):
+            arm, _ = policy.select(state, arms, key)
+            state, _ = policy.update(state, arms, arm, jnp.asarray(1.0))
+            return state, arm
+
+        return jax.lax.scan(step, policy.init(arms), jax.random.split(key, 4))[1]
+
+    assert_no_fan_out(jax.vmap(run), jax.random.split(KEY, 100), expect={"lapack_dpotrf_ffi"})
+
+
+HANG = textwrap.dedent(
+    """
+    import faulthandler, sys
+    faulthandler.dump_traceback_later(int(sys.argv[1]), exit=True)  # a hang fails, with the stacks
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    from bayesbandit.bai import GSE, AdaptiveInstance, evaluate
+    assert jax.device_count() == 2
+    evaluate({"GSE": GSE()}, AdaptiveInstance(K=8), 160, replications=250)
+    print("finished")
+    """
+)
+
+
+def test_vmapped_svd_under_two_host_devices_finishes(tmp_path):
+    """Regression: 250 GSE replications split over 2 host devices that share a 2-thread pool
+    (the CLI's setting on 2 cores) deadlocked in jaxlib's batched SVD before the SVD was cut."""
+    script = tmp_path / "hang.py"
+    script.write_text(HANG)
+    env = {
+        **__import__("os").environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        "PJRT_NPROC": "1",
+        "JAX_PLATFORMS": "cpu",
+    }
+    out = subprocess.run(
+        [sys.executable, str(script), "150"], capture_output=True, text=True, env=env, timeout=240, cwd=tmp_path
+    )
+    assert out.returncode == 0 and "finished" in out.stdout, out.stdout + out.stderr[-4000:]
