@@ -1,7 +1,7 @@
 """Every experiment's quick run, as a user starts it, each in a subprocess under a time limit.
 
 ``bayesbandit run NAME --quick`` with the CLI's defaults (one host device per core) and a cold
-compilation cache. A run that has not finished after ``--limit`` seconds fails the check and is
+compilation cache. A run that has not finished after ``--limit`` seconds (900) fails the check and is
 reported with its native stacks (gdb, when installed) and its Python stacks (faulthandler, on
 SIGABRT), so a deadlock shows where every thread waits instead of using up CI's time.
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="experiments (default: every one `bayesbandit list` shows)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each experiment, one after another")
-    parser.add_argument("--limit", type=float, default=600.0, help="seconds a run may take (default 600)")
+    parser.add_argument("--limit", type=float, default=900.0, help="seconds a run may take (default 900)")
     args = parser.parse_args(argv)
     names = args.names or experiment_names()
     env = {**os.environ, "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"}
@@ -83,10 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         env["BAYESBANDIT_DATA"] = str(data)
     failures = []
     with tempfile.TemporaryDirectory(prefix="bayesbandit-quick-") as tmp:
-        env["BAYESBANDIT_JAX_CACHE"] = str(pathlib.Path(tmp) / "jax-cache")  # cold, as for a new user
         for name in names:
             for attempt in range(1, args.repeat + 1):
-                ok, seconds, log = run_once(name, env, pathlib.Path(tmp), args.limit)
+                cache = pathlib.Path(tmp) / f"jax-cache-{name}-{attempt}"  # cold every time, as for a new user
+                ok, seconds, log = run_once(
+                    name, {**env, "BAYESBANDIT_JAX_CACHE": str(cache)}, pathlib.Path(tmp), args.limit
+                )
                 label = f"{name} ({attempt}/{args.repeat})" if args.repeat > 1 else name
                 print(f"{'ok  ' if ok else 'FAIL'} {label}: {seconds:.0f} s", flush=True)
                 if not ok:
