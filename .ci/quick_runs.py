@@ -48,9 +48,11 @@ def native_stacks(pid: int) -> str:
 
 
 def run_once(name: str, env: dict[str, str], folder: pathlib.Path, limit: float) -> tuple[bool, float, str]:
-    """(finished with status 0, seconds, log); a run past ``limit`` is stopped after its stacks are taken."""
-    log_path = folder / f"{name}.log"
-    command = ["bayesbandit", "run", name, "--quick", "--no-progress", "--out", str(folder / name)]
+    """(finished with status 0, seconds, log) of one run into the new ``folder`` (an experiment skips the
+    results a folder already holds); a run past ``limit`` is stopped after its stacks are taken."""
+    folder.mkdir()
+    log_path = folder / "run.log"
+    command = ["bayesbandit", "run", name, "--quick", "--no-progress", "--out", str(folder / "results")]
     start = time.perf_counter()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -86,10 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bayesbandit-quick-") as tmp:
         for name in names:
             for attempt in range(1, args.repeat + 1):
-                cache = pathlib.Path(tmp) / f"jax-cache-{name}-{attempt}"  # cold every time, as for a new user
-                ok, seconds, log = run_once(
-                    name, {**env, "BAYESBANDIT_JAX_CACHE": str(cache)}, pathlib.Path(tmp), args.limit
-                )
+                folder = pathlib.Path(tmp) / f"{name}-{attempt}"  # nothing stored, cold cache: as for a new user
+                cold = {**env, "BAYESBANDIT_JAX_CACHE": str(folder / "jax-cache")}
+                ok, seconds, log = run_once(name, cold, folder, args.limit)
                 label = f"{name} ({attempt}/{args.repeat})" if args.repeat > 1 else name
                 if not ok and "BAYESBANDIT_DATA" not in env and "set BAYESBANDIT_DATA" in log:
                     print(f"skip {label}: needs a data set (set BAYESBANDIT_DATA)", flush=True)
