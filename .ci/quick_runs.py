@@ -2,9 +2,10 @@
 
 ``bayesbandit run NAME --quick`` with the CLI's defaults (one host device per core) and a cold
 compilation cache; the data sets come from ``$BAYESBANDIT_DATA`` or ``../shared/data`` (an
-experiment whose data is in neither is skipped, saying so). A run that has not finished after ``--limit`` seconds (900) fails the check and is
-reported with its native stacks (gdb, when installed) and its Python stacks (faulthandler, on
-SIGABRT), so a deadlock shows where every thread waits instead of using up CI's time.
+experiment whose data is in neither is skipped, saying so). A run that has not finished after
+``--limit`` seconds (900) fails the check and is reported with its native stacks (gdb, when
+installed) and its Python stacks (faulthandler, on SIGABRT), so a deadlock shows where every
+thread waits instead of using up CI's time.
 
     python .ci/quick_runs.py                         # every experiment once
     python .ci/quick_runs.py bai-adaptive --repeat 20

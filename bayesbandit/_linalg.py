@@ -164,11 +164,8 @@ def _qr(x: tuple[int, ...]) -> int:
 # --- the functions ----------------------------------------------------------------------------
 
 
-def _cube(a: tuple[int, ...]) -> int:
-    return a[-1] ** 3
-
-
-_cholesky = _differentiable(jnp.linalg.cholesky, (2,), 2, _potrf, backward_cost=_cube)
+# Cholesky's derivative solves with the factor and an (n, n) right-hand side.
+_cholesky = _differentiable(jnp.linalg.cholesky, (2,), 2, _potrf, backward_cost=lambda a: _trsm(a, a))
 
 
 def cholesky(a: Array) -> Array:

@@ -237,10 +237,10 @@ class Agent:
         self._last_update_args: tuple | None = None  # the last update's (arms, action, feedback)
         self.last_update_info: Any = None
 
-    # ------------------------------------------------------------------------------ acting
     def __reduce__(self) -> Any:
         self._process.refuse_pickle()
 
+    # ------------------------------------------------------------------------------ acting
     def select(self, arms: ArrayLike | None = None, *, n: int | None = None) -> Any:
         """Choose an action: an index into the fixed arm set, or into ``arms`` (K, d) if given.
 
