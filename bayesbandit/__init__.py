@@ -12,10 +12,12 @@ Agent's calls cheaper (see :mod:`bayesbandit.latency`).
 from bayesbandit import envs, errors, precision
 from bayesbandit._base import (
     Buffered,
+    Catalogued,
     Combinatorial,
     Env,
     Explains,
     HostPolicy,
+    HostState,
     Info,
     ModelBased,
     Outcome,
@@ -24,7 +26,6 @@ from bayesbandit._base import (
     register_policy,
 )
 from bayesbandit.agent import Agent
-from bayesbandit.catalogue_agent import CatalogueAgent
 from bayesbandit.compilation_cache import enable_compilation_cache
 from bayesbandit.inference import (
     BoundModel,
@@ -91,6 +92,8 @@ __all__ = (
     "HostPolicy",
     "ModelBased",
     "Buffered",
+    "Catalogued",
+    "HostState",
     "Combinatorial",
     "Explains",
     "Info",
@@ -121,7 +124,6 @@ __all__ = (
     "LastLayerLaplaceTS",
     "Catalogue",
     "Agent",
-    "CatalogueAgent",
     # environments and simulation
     "envs",
     "simulate",

@@ -32,8 +32,10 @@ Two kinds, declared by the class attribute ``kind``:
 
 Optional capabilities are protocols of their own, checked with ``isinstance``:
 :class:`ModelBased` (a policy acting on a reward program, whose posterior the diagnostics can
-compare with NUTS), :class:`Buffered` (a state whose row buffer grows outside ``jit``) and
-:class:`Combinatorial` (an action that is a super arm over ``blocks`` copies of the arms).
+compare with NUTS), :class:`Buffered` (a state whose row buffer grows outside ``jit``),
+:class:`Combinatorial` (an action that is a super arm over ``blocks`` copies of the arms),
+:class:`Catalogued` (arms that are item ids, added and removed while running) and
+:class:`HostState` (a host state that a checkpoint can hold).
 
 Environments
 ------------
@@ -70,6 +72,8 @@ __all__ = [
     "Buffered",
     "Combinatorial",
     "Explains",
+    "HostState",
+    "Catalogued",
     "Env",
     "register_policy",
     "policy_kind",
@@ -188,6 +192,36 @@ class Combinatorial(Protocol):
     def action_shape(self) -> tuple[int, ...]: ...
 
     def check_arms(self, num_arms: int) -> None: ...
+
+
+@runtime_checkable
+class HostState(Protocol):
+    """A host policy whose state an :class:`~bayesbandit.Agent` checkpoint holds.
+
+    ``state_parts(state)`` is the whole state as JSON-serialisable meta and numeric arrays (an
+    index included, as its :meth:`~bayesbandit.index.MIPSIndex.parts`); ``state_from_parts(meta,
+    arrays)`` rebuilds a state that continues exactly as the original would.
+    """
+
+    def state_parts(self, state: Any) -> tuple[dict[str, Any], list[Any]]: ...
+
+    def state_from_parts(self, meta: dict[str, Any], arrays: list[Any]) -> Any: ...
+
+
+@runtime_checkable
+class Catalogued(Protocol):
+    """A policy over a catalogue: arms are item ids that come and go while it runs.
+
+    ``select`` returns an item id (the arm set lives in the state, ``arms`` is ``None``);
+    ``add_arms(state, ids, features)`` and ``remove_arms(state, ids)`` validate before changing
+    anything; ``held(state, ids)`` says which ids are in the catalogue now.
+    """
+
+    def add_arms(self, state: Any, ids: Any, features: Any) -> Any: ...
+
+    def remove_arms(self, state: Any, ids: Any) -> Any: ...
+
+    def held(self, state: Any, ids: Any) -> Any: ...
 
 
 class Env(Protocol):

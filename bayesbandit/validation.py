@@ -13,13 +13,13 @@ so a policy built inside ``vmap`` (a sweep over ``a``) still works.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
 import numpy as np
 
-from bayesbandit.errors import InvalidInput
+from bayesbandit.errors import InvalidInput, UnknownArm
 
 __all__ = [
     "check_scalar",
@@ -28,6 +28,7 @@ __all__ = [
     "check_arms",
     "check_action",
     "check_feedback",
+    "check_item_ids",
     "support_hull",
     "MAX_ABS",
 ]
@@ -276,3 +277,39 @@ def check_feedback(
             f"{unchanged}."
         )
     return value
+
+
+def check_item_ids(
+    items: Any, held: Callable[[np.ndarray], np.ndarray], *, count: int | None = None, unchanged: str = UNCHANGED
+) -> np.ndarray:
+    """Return catalogue item ids (one, or ``count`` of them) as int64 after checking type and membership.
+
+    Parameters
+    ----------
+    items : int or array of int
+        An item id (``count is None``) or an array of ``count`` ids, as ``select`` returned them.
+    held : callable
+        ``held(ids)``: whether each id is in the catalogue now, a boolean array.
+    count : int, optional
+        How many ids ``items`` holds (``Agent.update_many``); ``None`` for one.
+
+    Raises
+    ------
+    InvalidInput
+        ``items`` is not an integer id (or an array of ``count`` of them).
+    UnknownArm
+        An id is not in the catalogue (never added, or removed since).
+    """
+    raw = np.asarray(items)
+    shape = () if count is None else (count,)
+    if isinstance(items, bool) or raw.shape != shape or raw.dtype.kind not in "iu":
+        expected = "an integer item id" if count is None else f"an integer array of {count} item ids"
+        raise InvalidInput(f"item must be {expected} (what select returned); got {items!r}; {unchanged}.")
+    ids = raw.astype(np.int64)
+    missing = ids.reshape(-1)[~held(ids.reshape(-1))]
+    if missing.size:
+        raise UnknownArm(
+            f"items {missing[:5].tolist()} are not in the catalogue (never added, or removed since). Fix: update "
+            f"items that select returned and that are still held; {unchanged}."
+        )
+    return ids

@@ -25,7 +25,7 @@ from _asserts import snapshot
 from bayesbandit.models import logistic, mlp
 
 import bayesbandit as bb
-import bayesbandit.agent as agent_module
+import bayesbandit.agent._calls as agent_calls
 from bayesbandit.errors import InvalidInput
 from bayesbandit.oracles import ExclusiveAssignment, TopK
 
@@ -173,7 +173,7 @@ def check_same_key_same_actions(case: Case) -> None:
     assert _same_tree(jax.tree.map(lambda v: v[0], state), jax.tree.map(lambda v: v[1], state)), case.name
     assert len({tuple(row) for row in actions[1:]}) == RUNS - 1, f"{case.name}: distinct keys, same actions"
     a = play(bb.Agent(case.make(), arms=agent_arms(), seed=3), 8, seed=1)
-    agent_module._jitted.cache_clear()  # compile the second agent apart: randomness drawn at trace time shows
+    agent_calls._jitted.cache_clear()  # compile the second agent apart: randomness drawn at trace time shows
     b = play(bb.Agent(case.make(), arms=agent_arms(), seed=3), 8, seed=1)
     assert a == b, f"{case.name}: two agents with seed 3 chose {a} and {b}"
 
@@ -482,7 +482,7 @@ def check_comb_same_key_same_actions(case: Case) -> None:
     actions = comb_results(case)[0]
     assert np.array_equal(actions[0], actions[1]), f"{case.name}: one key gave two action sequences"
     a = comb_play(comb_agent(case, seed=3), 6, seed=1)
-    agent_module._jitted.cache_clear()
+    agent_calls._jitted.cache_clear()
     b = comb_play(comb_agent(case, seed=3), 6, seed=1)
     assert a == b, f"{case.name}: two agents with seed 3 chose differently"
 

@@ -170,7 +170,7 @@ def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
             arms = rng.uniform(-1, 1, (4, 3))
             actions.append(agent.select(arms))
             agent.update(actions[-1], float(rng.random() < 0.5))
-            for future in agent._ahead.values():
+            for future in agent._ahead.pending() if agent._ahead else []:
                 future.result()  # as if rounds came slower than a compile
         return actions
 
@@ -181,8 +181,8 @@ def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
     ahead_actions += play_slowly(ahead, 19, rng)  # the buffer grows 4 -> 8 -> 16 -> 32
     assert ahead.state.history.capacity == 32
     assert (ahead._select._cache_size(), ahead._update._cache_size()) == compiled
-    assert sorted(k[0] for k in ahead._ahead) == [8, 16, 32, 64]
-    bb.agent._jitted.cache_clear()
+    assert sorted(k[0] for k in ahead._ahead.scheduled()) == [8, 16, 32, 64]
+    bb.agent._calls._jitted.cache_clear()
     on_demand = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0, compile_ahead=False)
     assert play_slowly(on_demand, 20, np.random.default_rng(5)) == ahead_actions
     assert_trees_equal(ahead.state, on_demand.state)

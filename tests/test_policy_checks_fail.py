@@ -78,7 +78,9 @@ def test_check_fails_on_a_broken_policy(check, cls, tmp_path):
 
 def test_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch, tmp_path):
     """An Agent that forgets to validate rewards lets NaN into the state."""
-    monkeypatch.setattr("bayesbandit.agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float))
+    monkeypatch.setattr(
+        "bayesbandit.agent._agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float)
+    )
     with pytest.raises(AssertionError, match="reward nan"):
         pc.run_check(pc.check_bad_inputs, pc.CASES[0], tmp_path)
 
@@ -86,7 +88,7 @@ def test_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch, tmp
 def test_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch, tmp_path):
     """A checkpoint that stores a stale key: the reloaded agent chooses differently."""
     stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
-    monkeypatch.setattr("bayesbandit.agent._key_data", lambda key: stale)
+    monkeypatch.setattr("bayesbandit.agent._agent.key_data", lambda key: stale)
     with pytest.raises(AssertionError, match="after loading"):
         pc.run_check(pc.check_save_load, _case(Uniform), tmp_path)
 
@@ -187,14 +189,16 @@ def test_comb_check_fails_on_a_broken_policy(check, cls, tmp_path):
 
 
 def test_comb_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch, tmp_path):
-    monkeypatch.setattr("bayesbandit.agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float))
+    monkeypatch.setattr(
+        "bayesbandit.agent._agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float)
+    )
     with pytest.raises(AssertionError, match="feedback"):
         pc.run_check(pc.check_comb_bad_inputs, pc.COMB_CASES[0], tmp_path)
 
 
 def test_comb_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch, tmp_path):
     stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
-    monkeypatch.setattr("bayesbandit.agent._key_data", lambda key: stale)
+    monkeypatch.setattr("bayesbandit.agent._agent.key_data", lambda key: stale)
     with pytest.raises(AssertionError, match="after loading"):
         pc.run_check(pc.check_comb_save_load, pc.COMB_CASES[1], tmp_path)
 

@@ -19,34 +19,35 @@ Annoy's own search effort, ``search_k`` (tree nodes inspected; default ``n_trees
 setting of its own: a longer shortlist from a shallow search does not find items the search never
 reached. Builds are seeded, so the same changes give the same forest; ``n_jobs`` threads build it.
 
-Saved indexes are folders: the forest as Annoy's file (memory-mapped on load, so processes that
-load one catalogue share its pages), the vectors and bookkeeping in a checkpoint
-(:mod:`bayesbandit.checkpoint`, no pickle), and a manifest naming the current generation of both,
-replaced atomically last: a crash mid-save leaves the previous save loadable.
+A saved index is one checkpoint file (:mod:`bayesbandit.checkpoint`: atomic, checksummed, no
+pickle) holding the vectors, the bookkeeping and the forest as Annoy's own file, which a load
+memory-maps from a private temporary copy.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import secrets
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
-from bayesbandit.errors import CheckpointError
 from bayesbandit.index.exact import top_k
-from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_query, check_vectors
+from bayesbandit.index.protocol import (
+    SavedAsParts,
+    check_ids,
+    check_known_ids,
+    check_new_ids,
+    check_parts,
+    check_query,
+    check_vectors,
+    load_native_file,
+    native_file_bytes,
+)
 from bayesbandit.index.store import FeatureStore
 from bayesbandit.validation import check_int, check_scalar
 
 __all__ = ["AnnoyIndex"]
-
-_KIND = "bayesbandit.AnnoyIndex"
-_MANIFEST = "MANIFEST"
 
 
 def _annoy(dim: int) -> Any:
@@ -55,7 +56,7 @@ def _annoy(dim: int) -> Any:
     return annoy.AnnoyIndex(dim, "dot")
 
 
-class AnnoyIndex:
+class AnnoyIndex(SavedAsParts):
     """Annoy forest + exact overlay + tombstones (see the module docstring).
 
     Parameters
@@ -218,16 +219,9 @@ class AnnoyIndex:
             n = min(size, 2 * n)
 
     # ------------------------------------------------------------------------------ files
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Save to the folder ``path`` (created if needed); atomic: see the module docstring."""
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        generation = secrets.token_hex(8)
-        forest_file = f"forest-{generation}.ann"
-        if self._forest is not None:
-            self._forest.save(str(folder / forest_file))
+    def parts(self) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """Settings, vectors, overlay and tombstones, and the forest as Annoy's file."""
         meta = {
-            "kind": _KIND,
             "dim": self._dim,
             "settings": {
                 "n_trees": self.n_trees,
@@ -236,47 +230,32 @@ class AnnoyIndex:
                 "min_changes": self.min_changes,
                 "seed": self.seed,
             },
-            "forest": forest_file if self._forest is not None else None,
             "num_builds": self.num_builds,
             "build_seconds": self.build_seconds,
         }
         arrays = [
             self._all.ids.copy(),
             self._all.matrix.copy(),
-            self._forest_ids,
+            self._forest_ids.copy(),
             self._overlay.ids.copy(),
             np.asarray(sorted(self._tombstones), dtype=np.int64),
+            np.zeros(0, np.uint8) if self._forest is None else native_file_bytes(self._forest.save),
         ]
-        write_checkpoint(folder / f"state-{generation}.bbck", meta, arrays)
-        write_checkpoint(folder / _MANIFEST, {"kind": _KIND, "generation": generation}, [])
-        for old in folder.iterdir():
-            if old.name.startswith(("forest-", "state-")) and generation not in old.name:
-                old.unlink(missing_ok=True)
+        return meta, arrays
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> AnnoyIndex:
-        """Load a folder written by :meth:`save`; the forest file is memory-mapped, not read."""
-        folder = Path(path)
-        manifest, _ = read_checkpoint(folder / _MANIFEST)
-        generation = manifest.get("generation")
-        if manifest.get("kind") != _KIND or not isinstance(generation, str) or not generation.isalnum():
-            raise CheckpointError(
-                f"{os.fspath(path)!r} holds no saved AnnoyIndex. Fix: pass a folder written by AnnoyIndex.save."
-            )
-        meta, arrays = read_checkpoint(folder / f"state-{generation}.bbck")
-        if meta.get("kind") != _KIND or len(arrays) != 5:
-            raise CheckpointError(
-                f"{os.fspath(path)!r}: the index state of generation {generation} is not an AnnoyIndex's."
-            )
+    def from_parts(cls, meta: dict[str, Any], arrays: list[np.ndarray]) -> AnnoyIndex:
+        """The index :meth:`parts` describe: the same forest (memory-mapped), so every query answers as before."""
+        check_parts("AnnoyIndex", meta, arrays, {"dim", "settings", "num_builds", "build_seconds"}, 6)
         index = cls(int(meta["dim"]), **meta["settings"])
-        ids, vectors, forest_ids, overlay_ids, tombstones = arrays
+        ids, vectors, forest_ids, overlay_ids, tombstones, forest_file = arrays
         index._all.add_unchecked(ids, vectors)
         index._overlay.add_unchecked(overlay_ids, index._all.get(overlay_ids))
         index._tombstones = set(tombstones.tolist())
         forest = None
-        if meta["forest"] is not None:
+        if forest_file.size:
             forest = _annoy(index._dim)
-            forest.load(str(folder / meta["forest"]))
+            load_native_file(forest_file, forest.load)
         index._install(forest, forest_ids)
         index.num_builds = int(meta["num_builds"])
         index.build_seconds = float(meta["build_seconds"])

@@ -8,18 +8,22 @@ an approximate index is measured against this scan.
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import numpy as np
 
-from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
-from bayesbandit.errors import CheckpointError
-from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_query, check_vectors
+from bayesbandit.index.protocol import (
+    SavedAsParts,
+    check_ids,
+    check_known_ids,
+    check_new_ids,
+    check_parts,
+    check_query,
+    check_vectors,
+)
 from bayesbandit.index.store import FeatureStore, StoreBacked
 
 __all__ = ["ExactIndex", "top_k"]
-
-_KIND = "bayesbandit.ExactIndex"
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -47,7 +51,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
 
 
-class ExactIndex(StoreBacked):
+class ExactIndex(StoreBacked, SavedAsParts):
     """Exact MIPS by a vectorised scan (see the module docstring).
 
     Parameters
@@ -89,19 +93,17 @@ class ExactIndex(StoreBacked):
         scores = self._store.matrix @ q.astype(self._store.matrix.dtype)
         return self._store.ids[top_k(scores, k)].copy()
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the ids and vectors to one checkpoint file, atomically."""
-        meta = {"kind": _KIND, "dim": self.dim, "dtype": self._store.matrix.dtype.str}
-        write_checkpoint(path, meta, [self._store.ids.copy(), self._store.matrix.copy()])
+    def parts(self) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """The ids and vectors (see :class:`~bayesbandit.index.protocol.SavedAsParts`)."""
+        return {"dim": self.dim, "dtype": self._store.matrix.dtype.str}, [
+            self._store.ids.copy(),
+            self._store.matrix.copy(),
+        ]
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> ExactIndex:
-        """Read an index written by :meth:`save` (no code runs from the file)."""
-        meta, arrays = read_checkpoint(path)
-        if meta.get("kind") != _KIND or len(arrays) != 2:
-            raise CheckpointError(
-                f"{os.fspath(path)!r} is not a saved ExactIndex. Fix: pass a file written by ExactIndex.save."
-            )
+    def from_parts(cls, meta: dict[str, Any], arrays: list[np.ndarray]) -> ExactIndex:
+        """The index :meth:`parts` describe."""
+        check_parts("ExactIndex", meta, arrays, {"dim", "dtype"}, 2)
         index = cls(int(meta["dim"]), dtype=np.dtype(meta["dtype"]))
         index._store.add_unchecked(arrays[0], arrays[1])
         return index

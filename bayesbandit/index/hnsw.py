@@ -9,20 +9,25 @@ kept here.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
-from bayesbandit.errors import CheckpointError, InvalidInput
-from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_query, check_vectors
+from bayesbandit.errors import InvalidInput
+from bayesbandit.index.protocol import (
+    SavedAsParts,
+    check_ids,
+    check_known_ids,
+    check_new_ids,
+    check_parts,
+    check_query,
+    check_vectors,
+    load_native_file,
+    native_file_bytes,
+)
 from bayesbandit.index.store import FeatureStore, StoreBacked
 
 __all__ = ["HNSWIndex"]
-
-_KIND = "bayesbandit.HNSWIndex"
 
 
 def _hnswlib() -> Any:
@@ -33,7 +38,7 @@ def _hnswlib() -> Any:
     return hnswlib
 
 
-class HNSWIndex(StoreBacked):
+class HNSWIndex(StoreBacked, SavedAsParts):
     """hnswlib graph with incremental adds and mark-deleted removals.
 
     Parameters
@@ -82,28 +87,21 @@ class HNSWIndex(StoreBacked):
         labels, _ = self._graph.knn_query(q[None, :], k=k)
         return labels[0].astype(np.int64)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Save the ids and vectors to a checkpoint in the folder ``path`` (atomic; :meth:`load` re-inserts them)."""
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        meta = {
-            "kind": _KIND,
-            "dim": self.dim,
-            "M": self.M,
-            "ef_construction": self.ef_construction,
-            "ef": self.ef,
-            "seed": self.seed,
-        }
-        write_checkpoint(folder / "state.bbck", meta, [self._store.ids.copy(), self._store.matrix.copy()])
+    def parts(self) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """Settings, ids, vectors and the graph as hnswlib's file (deletion marks included)."""
+        meta = {"dim": self.dim, "M": self.M, "ef_construction": self.ef_construction, "ef": self.ef, "seed": self.seed}
+        graph = native_file_bytes(self._graph.save_index)
+        return meta, [self._store.ids.copy(), self._store.matrix.copy(), graph]
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> HNSWIndex:
-        """Load a folder written by :meth:`save` (the graph is rebuilt from the saved vectors)."""
-        meta, arrays = read_checkpoint(Path(path) / "state.bbck")
-        if meta.get("kind") != _KIND or len(arrays) != 2:
-            raise CheckpointError(f"{os.fspath(path)!r} holds no saved HNSWIndex.")
+    def from_parts(cls, meta: dict[str, Any], arrays: list[np.ndarray]) -> HNSWIndex:
+        """The index :meth:`parts` describe: the same graph, so every query answers as before."""
+        check_parts("HNSWIndex", meta, arrays, {"dim", "M", "ef_construction", "ef", "seed"}, 3)
+        ids, vectors, graph = arrays
         index = cls(
             int(meta["dim"]), M=meta["M"], ef_construction=meta["ef_construction"], ef=meta["ef"], seed=meta["seed"]
         )
-        index.add(arrays[0], arrays[1])
+        load_native_file(graph, lambda name: index._graph.load_index(name, max_elements=max(1024, ids.size)))
+        index._graph.set_ef(index.ef)
+        index._store.add_unchecked(ids, vectors)
         return index

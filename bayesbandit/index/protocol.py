@@ -6,7 +6,8 @@ An index holds vectors under integer ids and answers maximum-inner-product queri
     index.remove(ids)              # ids present in the index
     top = index.query(q, k)        # (min(k, len(index)),) int64 ids, best first (approximately)
     len(index), index.dim, item in index, index.held(ids)  # membership, one id or a boolean per id
-    index.save(path); Engine.load(path)
+    meta, arrays = index.parts(); Engine.from_parts(meta, arrays)  # the whole index, as JSON and arrays
+    index.save(path); Engine.load(path)                              # the same parts, in one checkpoint file
 
 Ids are the caller's (catalogue item ids), not positions: removing an item never renumbers the
 others. Every public method validates its input before touching any state, so a rejected call
@@ -15,21 +16,42 @@ expected, what was given and the fix; :class:`~bayesbandit.errors.UnknownArm` fo
 does not hold). ``query`` on an empty index raises too: no answer is a question the caller must
 handle, not an empty array to fall through.
 
+An index's :meth:`~MIPSIndex.parts` are everything it holds (vectors, bookkeeping, and the
+engine's own structure as the bytes of its native file), so an index rebuilt from them answers
+every later query exactly as the original would: an :class:`~bayesbandit.Agent` checkpoint of an
+index-backed policy embeds them, and ``save`` / ``load`` write and read them as one
+:mod:`bayesbandit.checkpoint` file (atomic, checksummed, no pickle).
+
 Approximate engines may return ids whose inner product is below the true top-k; policies therefore
 retrieve a shortlist of ``p`` candidates and rescore them exactly in float64.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from collections.abc import Callable
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, Self, runtime_checkable
 
 import numpy as np
 
-from bayesbandit.errors import InvalidInput, UnknownArm
+from bayesbandit.checkpoint import read_checkpoint, write_checkpoint
+from bayesbandit.errors import CheckpointError, InvalidInput, UnknownArm
 
-__all__ = ["Catalogue", "MIPSIndex", "check_ids", "check_vectors", "check_query", "check_new_ids", "check_known_ids"]
+__all__ = [
+    "Catalogue",
+    "MIPSIndex",
+    "SavedAsParts",
+    "check_parts",
+    "native_file_bytes",
+    "load_native_file",
+    "check_ids",
+    "check_vectors",
+    "check_query",
+    "check_new_ids",
+    "check_known_ids",
+]
 
 
 class Catalogue(NamedTuple):
@@ -58,7 +80,78 @@ class MIPSIndex(Protocol):
 
     def query(self, q: np.ndarray, k: int) -> np.ndarray: ...
 
+    def parts(self) -> tuple[dict[str, Any], list[np.ndarray]]: ...
+
     def save(self, path: str | os.PathLike[str]) -> None: ...
+
+
+class SavedAsParts:
+    """``save`` and ``load`` of an index as one checkpoint file holding its :meth:`parts`.
+
+    A subclass defines ``parts() -> (meta, arrays)`` (JSON-serialisable meta) and the classmethod
+    ``from_parts(meta, arrays)``, which raises :class:`~bayesbandit.errors.CheckpointError` for
+    parts it did not write.
+    """
+
+    def parts(self) -> tuple[dict[str, Any], list[np.ndarray]]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_parts(cls, meta: dict[str, Any], arrays: list[np.ndarray]) -> Self:
+        raise NotImplementedError
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the index to one checkpoint file, atomically (:func:`~bayesbandit.checkpoint.write_checkpoint`)."""
+        meta, arrays = self.parts()
+        write_checkpoint(path, {"kind": f"bayesbandit.{type(self).__name__}", "index": meta}, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """Read an index written by :meth:`save` (no code runs from the file)."""
+        meta, arrays = read_checkpoint(path)
+        if meta.get("kind") != f"bayesbandit.{cls.__name__}":
+            raise CheckpointError(
+                f"{os.fspath(path)!r} is not a saved {cls.__name__} (it holds {meta.get('kind')!r}). "
+                f"Fix: pass a file written by {cls.__name__}.save."
+            )
+        return cls.from_parts(meta["index"], arrays)
+
+
+def check_parts(engine: str, meta: dict[str, Any], arrays: list[np.ndarray], keys: set[str], count: int) -> None:
+    """Raise :class:`CheckpointError` unless ``meta`` has ``keys`` and there are ``count`` arrays."""
+    if not isinstance(meta, dict) or not keys <= set(meta) or len(arrays) != count:
+        raise CheckpointError(
+            f"the saved parts are not a {engine}'s (expected {count} arrays and meta keys {sorted(keys)}; got "
+            f"{len(arrays)} arrays and {sorted(meta) if isinstance(meta, dict) else meta!r}). Fix: load it with "
+            "the engine that saved it."
+        )
+
+
+def native_file_bytes(write: Callable[[str], Any]) -> np.ndarray:
+    """The bytes a native library writes with ``write(filename)``, as a uint8 array (via a private temporary file)."""
+    with tempfile.TemporaryDirectory(prefix="bayesbandit-index-") as folder:
+        name = os.path.join(folder, "native")
+        write(name)
+        with open(name, "rb") as f:
+            return np.frombuffer(f.read(), dtype=np.uint8).copy()
+
+
+def load_native_file(data: np.ndarray, read: Callable[[str], Any]) -> None:
+    """Hand ``data`` (from :func:`native_file_bytes`) to a native library's ``read(filename)``.
+
+    The temporary file is removed as soon as ``read`` returns: a library that memory-maps it
+    (Annoy) keeps the mapping, which outlives the file's name on POSIX systems.
+    """
+    folder = tempfile.mkdtemp(prefix="bayesbandit-index-")
+    name = os.path.join(folder, "native")
+    try:
+        with open(name, "wb") as f:
+            f.write(np.ascontiguousarray(data, dtype=np.uint8).tobytes())
+        read(name)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+            os.rmdir(folder)
 
 
 def check_ids(where: str, ids: object, name: str = "ids") -> np.ndarray:

@@ -20,7 +20,7 @@ from bayesbandit.errors import InvalidInput
 from bayesbandit.index import AnnoyIndex, ExactIndex, HNSWIndex, MIPSIndex
 from bayesbandit.index.protocol import Catalogue, check_ids, check_vectors
 
-__all__ = ["Catalogue", "as_catalogue", "host_rng", "make_index", "index_class", "INDEX_KINDS"]
+__all__ = ["Catalogue", "as_catalogue", "host_rng", "make_index", "pack_indexes", "unpack_indexes", "INDEX_KINDS"]
 
 INDEX_KINDS = ("annoy", "exact", "hnsw")
 
@@ -60,9 +60,31 @@ def host_rng(key: Any) -> np.random.Generator:
     return np.random.default_rng(np.asarray(data, dtype=np.uint32).ravel().tolist())
 
 
-def index_class(kind: str) -> Any:
-    """The engine class of ``kind`` (its ``load`` reads a saved index)."""
-    return {"exact": ExactIndex, "annoy": AnnoyIndex, "hnsw": HNSWIndex}[kind]
+def pack_indexes(
+    meta: dict[str, Any], arrays: list[np.ndarray], indexes: dict[str, MIPSIndex]
+) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """A host state's ``(meta, arrays)`` with its indexes' parts appended (see :func:`unpack_indexes`)."""
+    layout, tail = [], []
+    for name, index in indexes.items():
+        index_meta, index_arrays = index.parts()
+        layout.append({"name": name, "meta": index_meta, "arrays": len(index_arrays)})
+        tail += index_arrays
+    return {"state": meta, "own_arrays": len(arrays), "indexes": layout}, [*arrays, *tail]
+
+
+def unpack_indexes(
+    kind: str, meta: dict[str, Any], arrays: list[np.ndarray]
+) -> tuple[dict[str, Any], list[np.ndarray], dict[str, MIPSIndex]]:
+    """The inverse of :func:`pack_indexes`: ``(meta, arrays, indexes by name)``, each index a ``kind`` engine."""
+    engine: Any = {"exact": ExactIndex, "annoy": AnnoyIndex, "hnsw": HNSWIndex}[kind]
+    own = int(meta["own_arrays"])
+    indexes: dict[str, MIPSIndex] = {}
+    start = own
+    for entry in meta["indexes"]:
+        stop = start + int(entry["arrays"])
+        indexes[str(entry["name"])] = engine.from_parts(entry["meta"], arrays[start:stop])
+        start = stop
+    return meta["state"], arrays[:own], indexes
 
 
 def make_index(kind: str, dim: int, *, n_trees: int, search_k: int | None, seed: int) -> MIPSIndex:

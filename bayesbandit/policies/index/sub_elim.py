@@ -52,7 +52,14 @@ import numpy as np
 from bayesbandit._base import RewardSupport
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index.protocol import check_ids, check_new_ids, check_vectors
-from bayesbandit.policies.index._catalogue import INDEX_KINDS, as_catalogue, host_rng, make_index
+from bayesbandit.policies.index._catalogue import (
+    INDEX_KINDS,
+    as_catalogue,
+    host_rng,
+    make_index,
+    pack_indexes,
+    unpack_indexes,
+)
 from bayesbandit.policies.index._ridge import RidgeStats
 from bayesbandit.policies.index._stage import Stage, pack_matrix
 from bayesbandit.policies.index.sub_ts import IndexUpdateInfo
@@ -268,8 +275,12 @@ class SubElim:
             if found is not None:
                 return found, SubElimInfo(True, stage.s, rebuckets, False, len(state))
 
-    def state_parts(self, state: SubElimState) -> tuple[dict[str, Any], list[np.ndarray], dict[str, Any]]:
-        """The state as (JSON meta, arrays, indexes by name), for a checkpoint."""
+    def held(self, state: SubElimState, ids: np.ndarray) -> np.ndarray:
+        """Whether each of ``ids`` is a live arm, a boolean array."""
+        return state.held(ids)
+
+    def state_parts(self, state: SubElimState) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """The whole state as JSON meta and arrays, the stages' indexes included (for a checkpoint)."""
         meta = {
             "t": state.stats.t,
             "r_low": None if math.isinf(state.r_low) else state.r_low,
@@ -285,10 +296,11 @@ class SubElim:
             arrays += [stage.store.ids.copy(), stage.store.matrix.copy(), keys, heap_ids]
             if stage.index is not None:
                 indexes[f"stage{stage.s}"] = stage.index
-        return meta, arrays, indexes
+        return pack_indexes(meta, arrays, indexes)
 
-    def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray], indexes: dict[str, Any]) -> SubElimState:
+    def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray]) -> SubElimState:
         """The inverse of :meth:`state_parts` (heaps keep their order: they are saved as lists)."""
+        meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
         v_inv, b = arrays[:2]
         stats = RidgeStats(b.size)
         stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])

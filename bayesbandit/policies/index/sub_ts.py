@@ -30,7 +30,14 @@ from bayesbandit._base import RewardSupport
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index import FeatureStore, MIPSIndex
 from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_vectors
-from bayesbandit.policies.index._catalogue import INDEX_KINDS, as_catalogue, host_rng, make_index
+from bayesbandit.policies.index._catalogue import (
+    INDEX_KINDS,
+    as_catalogue,
+    host_rng,
+    make_index,
+    pack_indexes,
+    unpack_indexes,
+)
 from bayesbandit.policies.index._ridge import RidgeStats
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
@@ -162,13 +169,18 @@ class SubTS:
         scores = state.store.get(shortlist) @ theta
         return int(shortlist[int(np.argmax(scores))]), SubTSInfo(True, shortlist, theta)
 
-    def state_parts(self, state: SubTSState) -> tuple[dict[str, Any], list[np.ndarray], dict[str, Any]]:
-        """The state as (JSON meta, arrays, indexes by name), for a checkpoint."""
-        arrays = [state.stats.v_inv, state.stats.b, state.store.ids.copy(), state.store.matrix.copy()]
-        return {"t": state.stats.t}, arrays, {"index": state.index}
+    def held(self, state: SubTSState, ids: np.ndarray) -> np.ndarray:
+        """Whether each of ``ids`` is an arm of the catalogue, a boolean array."""
+        return state.store.held(ids)
 
-    def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray], indexes: dict[str, Any]) -> SubTSState:
+    def state_parts(self, state: SubTSState) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """The whole state as JSON meta and arrays, the index's parts included (for a checkpoint)."""
+        arrays = [state.stats.v_inv, state.stats.b, state.store.ids.copy(), state.store.matrix.copy()]
+        return pack_indexes({"t": state.stats.t}, arrays, {"index": state.index})
+
+    def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray]) -> SubTSState:
         """The inverse of :meth:`state_parts`."""
+        meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
         v_inv, b, ids, features = arrays
         stats = RidgeStats(b.size)
         stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])

@@ -1,0 +1,9 @@
+"""The stateful agent over any policy (:class:`Agent`): validation, keys, compiled calls, checkpoints.
+
+One job a module: :mod:`._agent` the public class (validation, keys, failure handling),
+:mod:`._calls` the compiled-call cache and compiling ahead, :mod:`._persist` the checkpoint schema.
+"""
+
+from bayesbandit.agent._agent import Agent
+
+__all__ = ["Agent"]

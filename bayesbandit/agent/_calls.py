@@ -1,0 +1,160 @@
+"""The calls an :class:`~bayesbandit.Agent` makes: compiled once per policy and shape, or plain Python.
+
+For a JAX policy, ``select`` / ``update`` and their batched forms are ``jax.jit``-compiled and
+shared by every agent of an equal policy (one compilation per argument shape). For a host policy
+they are the policy's own functions, with Python loops for the batches.
+
+:class:`CompileAhead` keeps the round in which a row buffer doubles from stalling on XLA: when the
+buffer is half full it traces the calls for the doubled shape in the calling thread (NumPyro's
+handler stack is global, not per thread) and compiles them in a background thread.
+"""
+
+from __future__ import annotations
+
+import functools
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+
+__all__ = ["Calls", "calls_for", "CompileAhead"]
+
+
+def _select_and_split(policy: Any, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
+    """One call: advance the agent's key and select with a fresh subkey."""
+    key, sub = jax.random.split(key)
+    action, info = policy.select(state, arms, sub)
+    return key, action, info
+
+
+def _select_many(policy: Any, n: int, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
+    """One call: advance the key and make ``n`` selections from the same state, each with its own subkey."""
+    key, sub = jax.random.split(key)
+    actions, info = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(sub, n))
+    return key, actions, info
+
+
+def _update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:
+    """One call: ``update`` for each ``(action, feedback)`` row in turn (a scan), with one arm set or one per row."""
+
+    def step(state: Any, row: Any) -> Any:
+        x, action, value = row if arms_per_row else (arms, *row)
+        return policy.update(state, x, action, value)
+
+    return jax.lax.scan(step, state, (arms, actions, feedback) if arms_per_row else (actions, feedback))
+
+
+def _host_select_many(policy: Any, n: int, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
+    key, sub = jax.random.split(key)
+    chosen = [policy.select(state, arms, k) for k in jax.random.split(sub, n)]
+    return key, _stack([action for action, _ in chosen]), _stack([info for _, info in chosen])
+
+
+def _host_update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:
+    infos = []
+    for i in range(len(actions)):
+        state, info = policy.update(state, arms[i] if arms_per_row else arms, actions[i], feedback[i])
+        infos.append(info)
+    return state, _stack(infos)
+
+
+def _stack(trees: list[Any]) -> Any:
+    """Pytrees of the same structure stacked leaf by leaf along a new leading axis (NumPy)."""
+    return jax.tree.map(lambda *leaves: np.stack([np.asarray(x) for x in leaves]), *trees)
+
+
+class Calls(NamedTuple):
+    """What an agent calls: compiled for a JAX policy, plain Python (loops for the batches) for a host one."""
+
+    select: Any  # (state, arms, key) -> (key, action, info)
+    update: Any  # (state, arms, action, feedback) -> (state, info)
+    select_many: Any  # (n, state, arms, key) -> (key, actions, info stacked)
+    update_many: Any  # (arms_per_row, state, arms, actions, feedback) -> (state, info stacked)
+
+
+@functools.lru_cache(maxsize=64)
+def _jitted(policy: Any) -> Calls:
+    """Compiled calls, shared by every agent of an equal policy (one compile per shape)."""
+    return Calls(
+        jax.jit(functools.partial(_select_and_split, policy)),
+        jax.jit(policy.update),
+        jax.jit(functools.partial(_select_many, policy), static_argnums=0),
+        jax.jit(functools.partial(_update_many, policy), static_argnums=0),
+    )
+
+
+def calls_for(policy: Any, kind: str) -> Calls:
+    """The calls of ``policy`` of ``kind`` (``"jax"`` or ``"host"``)."""
+    if kind == "host":  # a host policy compiles its own parts
+        return Calls(
+            functools.partial(_select_and_split, policy),
+            policy.update,
+            functools.partial(_host_select_many, policy),
+            functools.partial(_host_update_many, policy),
+        )
+    try:
+        return _jitted(policy)
+    except TypeError:  # an unhashable policy (array hyper-parameters): compiled for this agent alone
+        return _jitted.__wrapped__(policy)
+
+
+def _ahead_id(capacity: int | None, arms: Any) -> tuple:
+    """Which executables compiled ahead serve a call: the buffer's capacity and the arms' shape and dtype."""
+    return (capacity, tuple(arms.shape), str(arms.dtype))
+
+
+class CompileAhead:
+    """Executables for a doubled row buffer, compiled in the background (see the module docstring).
+
+    Parameters
+    ----------
+    policy : Buffered policy
+        Its ``capacity``, ``filled`` and ``reserve`` say when and to what the buffer grows.
+    calls : Calls
+        The jitted calls to lower for the doubled shape.
+    """
+
+    def __init__(self, policy: Any, calls: Calls) -> None:
+        self._policy = policy
+        self._calls = calls
+        self._ready: dict[tuple, Future] = {}  # (capacity, argument specs) -> compiled (select, update)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def executables(self, state: Any, arms: Any) -> tuple[Any, Any]:
+        """The (select, update) to call: executables compiled ahead for this buffer size, else the jitted ones."""
+        if not self._ready:
+            return self._calls.select, self._calls.update
+        future = self._ready.get(_ahead_id(self._policy.capacity(state), arms))
+        return future.result() if future is not None else (self._calls.select, self._calls.update)
+
+    def schedule(self, state: Any, key: Any, update_args: tuple) -> None:
+        """Half-full buffer: compile for the doubled one in the background."""
+        capacity = self._policy.capacity(state)
+        if capacity is None or 2 * self._policy.filled(state) < capacity:
+            return
+        arms, action, feedback = jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct(np.shape(a), jax.dtypes.canonicalize_dtype(a.dtype)), update_args
+        )
+        ahead_id = _ahead_id(2 * capacity, arms)
+        if ahead_id in self._ready:
+            return
+        # Tracing runs NumPyro handlers, whose stack is global, not per thread: trace and lower here,
+        # and hand only XLA's compilation to the background thread. The doubled state is padded on the
+        # host (no compile); its shapes are those the buffer will have after it grows.
+        grown = self._policy.reserve(state, capacity - self._policy.filled(state) + 1)
+        key_spec = jax.ShapeDtypeStruct(key.shape, key.dtype)
+        lowered = (
+            self._calls.select.lower(grown, arms, key_spec),
+            self._calls.update.lower(grown, arms, action, feedback),
+        )
+        self._pool = self._pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="bayesbandit-compile")
+        self._ready[ahead_id] = self._pool.submit(lambda: (lowered[0].compile(), lowered[1].compile()))
+
+    def pending(self) -> list[Future]:
+        """The background compilations scheduled so far."""
+        return list(self._ready.values())
+
+    def scheduled(self) -> list[tuple]:
+        """What each was scheduled for: ``(capacity, arms shape, arms dtype)``."""
+        return list(self._ready)
