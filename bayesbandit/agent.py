@@ -29,8 +29,9 @@ import numpy as np
 from bayesbandit._base import Buffered, Combinatorial, Explains, ModelBased, policy_kind
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
-from bayesbandit.checkpoint import array_fingerprint, program_fingerprint, read_checkpoint, write_checkpoint
+from bayesbandit.checkpoint import array_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
+from bayesbandit.inference.fingerprint import program_fingerprint
 from bayesbandit.validation import check_action, check_arms, check_feedback, check_int
 
 __all__ = ["Agent"]
