@@ -14,14 +14,9 @@ import pytest
 from bayesbandit.models import logistic, poisson
 
 import bayesbandit as bb
-from bayesbandit.checkpoint import (
-    FORMAT_VERSION,
-    array_fingerprint,
-    program_fingerprint,
-    read_checkpoint,
-    write_checkpoint,
-)
+from bayesbandit.checkpoint import FORMAT_VERSION, array_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.errors import CheckpointError, InvalidInput, PrecisionError
+from bayesbandit.inference.fingerprint import program_fingerprint
 
 MAGIC = b"BBCKPT\x00\x00"
 

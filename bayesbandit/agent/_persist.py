@@ -21,8 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayesbandit._base import HostState, ModelBased
-from bayesbandit.checkpoint import program_fingerprint
 from bayesbandit.errors import CheckpointError, InvalidInput
+from bayesbandit.inference.fingerprint import program_fingerprint
 
 __all__ = ["KIND", "policy_description", "program_of", "key_data", "state_arrays", "state_from_arrays", "check_policy"]
 

@@ -10,6 +10,9 @@ module                 job
 ``newton``             damped, warm-started Newton's method
 ``solvers``            the solver slot of model-based policies: Newton or Optax steps
 ``posteriors``         :func:`map_estimate`, :func:`laplace`, :func:`perturbed_map`
+``online_laplace``     the online Laplace update by one GLM row, a root in one dimension
+``fingerprint``        what a bound program computes, as a hash (checkpoints record it)
+``glm_program``        the GLM reward program (the model zoo's GLMs, the default head)
 =====================  =============================================================
 """
 

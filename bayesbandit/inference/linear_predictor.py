@@ -45,18 +45,17 @@ with a plain Cholesky instead of the shifted one (one factorisation per iteratio
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._typing import Array
-
-if TYPE_CHECKING:
-    from bayesbandit.inference.potential import BoundModel
+from bayesbandit._typing import Array, ArrayLike
+from bayesbandit.inference.program import ProgramRun
 
 __all__ = [
+    "BoundProgram",
     "LinearPredictor",
     "detect_linear_predictor",
     "fast_derivatives",
@@ -71,6 +70,34 @@ Derivatives = Callable[[Array], tuple[Array, Array, Array]]
 _PROBES = 3  # parameter values at which the structure is checked
 _PROBE_ROWS = 5
 _RTOL = 1e-9
+
+
+class BoundProgram(Protocol):
+    """What the fast path reads from a bound reward program; :class:`bayesbandit.BoundModel` is one."""
+
+    @property
+    def feature_shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def is_affine(self) -> bool: ...
+
+    @property
+    def reference_rewards(self) -> tuple[float, float]: ...
+
+    @property
+    def prior_median(self) -> np.ndarray: ...
+
+    def init_theta(self, dtype: Any = None) -> Array: ...
+
+    def run(self, theta: Array, x: Array) -> ProgramRun: ...
+
+    def obs_log_prob(self, obs: dict, y: Array, mask: Array) -> Array: ...
+
+    def potential(self, theta: ArrayLike, x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None) -> Array: ...
+
+    def prior_potential(self, theta: ArrayLike) -> Array: ...
+
+    def natural_parameter(self, theta: ArrayLike, x: ArrayLike) -> Array: ...
 
 
 class LinearPredictor(NamedTuple):
@@ -104,7 +131,7 @@ def gaussian_derivatives(mean: Array, chol: Array) -> Derivatives:
     return derivatives
 
 
-def predictor_jacobian(bound: BoundModel, x: Array) -> Array:
+def predictor_jacobian(bound: BoundProgram, x: Array) -> Array:
     """``J``, shape ``(n, p)``: the rows ``j_i = d A_i / d theta`` (constant in ``theta`` on this path).
 
     Taken at the prior median, so it depends on ``x`` only (a loop invariant of Newton's method).
@@ -127,7 +154,7 @@ def row_moments(obs: dict, y: Array, w: Array) -> tuple[Array, Array]:
 
 
 def fast_derivatives(
-    bound: BoundModel, x: Array, y: Array, w: Array, *, prior: Derivatives | None = None
+    bound: BoundProgram, x: Array, y: Array, w: Array, *, prior: Derivatives | None = None
 ) -> Derivatives:
     """Value, gradient and Hessian of ``U(theta; x, y, w)`` through the linear predictor (module docstring).
 
@@ -140,8 +167,8 @@ def fast_derivatives(
     prior_derivatives = prior or generic_derivatives(bound.prior_potential)
 
     def derivatives(theta: Array) -> tuple[Array, Array, Array]:
-        log_prior, obs, _ = bound._run(theta, x)
-        log_lik = bound._obs_log_prob(obs, y, mask)
+        log_prior, obs, _ = bound.run(theta, x)
+        log_lik = bound.obs_log_prob(obs, y, mask)
         score, curvature = row_moments(obs, y, w)
         p_value, p_grad, p_hess = prior_derivatives(theta)
         if prior is None:
@@ -152,7 +179,7 @@ def fast_derivatives(
     return derivatives
 
 
-def detect_linear_predictor(bound: BoundModel) -> LinearPredictor | None:
+def detect_linear_predictor(bound: BoundProgram) -> LinearPredictor | None:
     """Whether the fast path applies to ``bound`` (module docstring); ``None`` when it does not.
 
     Every probe is computed by one compiled call (vmapped over the probe parameters), once per
@@ -163,7 +190,7 @@ def detect_linear_predictor(bound: BoundModel) -> LinearPredictor | None:
     rng = np.random.default_rng(2)
     # NumPy inputs: concrete even while an enclosing function is being traced.
     x = rng.uniform(-1.0, 1.0, size=(_PROBE_ROWS, *bound.feature_shape))
-    center = bound._structure.init_theta
+    center = bound.prior_median
     thetas = center + rng.normal(0.0, 0.5, size=(_PROBES, *center.shape))
     low, high = bound.reference_rewards
     y = rng.choice([low, high], size=_PROBE_ROWS) + rng.normal(0.0, 0.3, size=_PROBE_ROWS)

@@ -98,7 +98,7 @@ def rank_one_laplace(
 
     def moments(sigma: Array) -> tuple[Array, Array]:
         """``(w h'(A), w s Var[y])`` at ``theta(sigma)``."""
-        _, obs, _ = bound._run(mean + sigma * u, x)
+        _, obs, _ = bound.run(mean + sigma * u, x)
         score, curvature = row_moments(obs, y, w)
         return score[0], curvature[0]
 

@@ -56,7 +56,7 @@ from bayesbandit.inference.linear_predictor import (
     fast_derivatives,
     generic_derivatives,
 )
-from bayesbandit.inference.program import deterministic_value, log_prob, run_program
+from bayesbandit.inference.program import ProgramRun, deterministic_value, log_prob, run_program
 
 __all__ = ["BoundModel", "bind", "bound_for"]
 
@@ -157,6 +157,15 @@ class BoundModel:
         """
         return np.concatenate([np.full(s.size, s.constrained) for s in self._structure.latents])
 
+    @property
+    def prior_median(self) -> np.ndarray:
+        """The prior median, unconstrained and flattened: a float64 NumPy array of shape ``(p,)``.
+
+        Concrete even while a function is being traced; :meth:`init_theta` gives the same point
+        as a JAX array.
+        """
+        return self._structure.init_theta
+
     def init_theta(self, dtype: Any = None) -> Array:
         """A starting point for optimisation: the prior median, unconstrained, flattened.
 
@@ -185,10 +194,27 @@ class BoundModel:
         return self._structure.unravel(jnp.asarray(theta))
 
     # ----------------------------------------------------------------------------- functions
-    def _run(self, theta: Array, x: Array) -> tuple[Array, dict, dict[str, Array]]:
+    def run(self, theta: Array, x: Array) -> ProgramRun:
+        """One run of the program at a flat unconstrained ``theta`` on rows ``x``, before any reward is seen.
+
+        Returns the log prior (the latent sites' log densities, the log-Jacobians of their
+        transforms and the program's factors), the observed site's trace entry (its distribution
+        ``obs["fn"]`` with batch shape ``(n,)`` and its scale ``obs["scale"]``, ``None`` for 1) and
+        the constrained latent values. Every function of this class is built on it; the GLM fast
+        path (:mod:`bayesbandit.inference.linear_predictor`) reads the observed distribution's
+        moments from ``obs``.
+        """
         return run_program(self.model, self.obs_site, self._structure.unravel, theta, x)
 
-    def _obs_log_prob(self, obs: dict, y: Array, mask: Array) -> Array:
+    def obs_log_prob(self, obs: dict, y: Array, mask: Array) -> Array:
+        """Per-row log-probability of rewards ``y`` under the observed site ``obs`` of a :meth:`run`, shape ``(n,)``.
+
+        For affine likelihoods this is the interpolation ``l(y)`` between the reference rewards
+        (module docstring: any real ``y``, and ``mask`` is not needed); otherwise the
+        distribution's log-probability, with the rows where ``mask`` is false evaluated at
+        ``y0`` so that no out-of-support reward reaches the distribution (callers drop those
+        rows). Multiplied by the site's scale when the program scales it.
+        """
         fn = obs["fn"]
         y0, y1 = self._structure.y_ref
         if self.is_affine:
@@ -209,8 +235,8 @@ class BoundModel:
         """
         x = jnp.asarray(x)
         y = jnp.asarray(y, dtype=x.dtype)
-        _, obs, _ = self._run(jnp.asarray(theta, dtype=x.dtype), x)
-        return self._obs_log_prob(obs, y, jnp.ones(y.shape, bool))
+        _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
+        return self.obs_log_prob(obs, y, jnp.ones(y.shape, bool))
 
     def potential(self, theta: ArrayLike, x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None) -> Array:
         """Weighted negative log joint ``U(theta; x, y, w)`` in unconstrained space (a scalar).
@@ -227,16 +253,16 @@ class BoundModel:
         x = jnp.asarray(x)
         y = jnp.asarray(y, dtype=x.dtype)
         w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
-        log_prior, obs, _ = self._run(jnp.asarray(theta, dtype=x.dtype), x)
+        log_prior, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
         mask = w > 0
-        ll = self._obs_log_prob(obs, y, mask)
+        ll = self.obs_log_prob(obs, y, mask)
         return -(log_prior + jnp.sum(jnp.where(mask, w * ll, 0.0)))
 
     def prior_potential(self, theta: ArrayLike) -> Array:
         """Negative log prior ``P(theta)`` in unconstrained space: latent sites, Jacobians, factors."""
         theta = jnp.asarray(theta)
         x = jnp.zeros((1, *self.feature_shape), dtype=theta.dtype)
-        return -self._run(theta, x)[0]
+        return -self.run(theta, x)[0]
 
     def potential_derivatives(
         self, x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None, *, method: str = "auto"
@@ -257,7 +283,7 @@ class BoundModel:
     def mean_reward(self, theta: ArrayLike, x: ArrayLike) -> Array:
         """Expected reward of each row of ``x`` under parameters ``theta``, shape ``(n,)``."""
         x = jnp.asarray(x)
-        _, obs, _ = self._run(jnp.asarray(theta, dtype=x.dtype), x)
+        _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
         return jnp.broadcast_to(obs["fn"].mean, x.shape[:1])
 
     def natural_parameter(self, theta: ArrayLike, x: ArrayLike) -> Array:
@@ -272,7 +298,7 @@ class BoundModel:
                 "log-probability is not affine in y."
             )
         x = jnp.asarray(x)
-        _, obs, _ = self._run(jnp.asarray(theta, dtype=x.dtype), x)
+        _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
         y0, y1 = self._structure.y_ref
         ones = jnp.ones(x.shape[:1], x.dtype)
         return (log_prob(obs["fn"], y1 * ones) - log_prob(obs["fn"], y0 * ones)) / (y1 - y0)
@@ -292,7 +318,7 @@ class BoundModel:
         """Latent site values (constrained space) at a flat unconstrained ``theta``."""
         theta = jnp.asarray(theta)
         x = jnp.zeros((1, *self.feature_shape), dtype=theta.dtype)
-        _, _, values = self._run(theta, x)
+        _, _, values = self.run(theta, x)
         return values
 
 

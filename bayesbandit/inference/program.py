@@ -10,7 +10,7 @@ its author wrote it, turning any exception into a :class:`~bayesbandit.errors.Mo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +25,15 @@ from numpyro.distributions.util import sum_rightmost
 from bayesbandit._typing import Array, Model
 from bayesbandit.errors import ModelSpecError
 
-__all__ = ["log_prob", "run_program", "deterministic_value", "trace_program"]
+__all__ = ["ProgramRun", "log_prob", "run_program", "deterministic_value", "trace_program"]
+
+
+class ProgramRun(NamedTuple):
+    """One run of a reward program at a flat unconstrained ``theta`` (:func:`run_program`)."""
+
+    log_prior: Array  # () log density of the latent sites, their transforms' log-Jacobians and the factors
+    obs: dict  # the observed site's trace entry: distribution obs["fn"] (batch (n,)), scale obs["scale"] (None: 1)
+    values: dict[str, Array]  # constrained latent values by site name
 
 
 def log_prob(fn: Any, value: Array) -> Array:
@@ -74,7 +82,7 @@ def _trace_at(model: Model, unravel: Callable[[Array], dict[str, Array]], theta:
 
 def run_program(
     model: Model, obs_site: str, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array
-) -> tuple[Array, dict, dict[str, Array]]:
+) -> ProgramRun:
     """Trace the program at unconstrained ``theta``.
 
     Returns the log prior plus Jacobian and factor terms (every sample site except the observed
@@ -91,7 +99,7 @@ def run_program(
         log_prior = log_prior + lp
         if not site["is_observed"]:
             values[name] = site["value"]
-    return log_prior, tr[obs_site], values
+    return ProgramRun(log_prior, tr[obs_site], values)
 
 
 def deterministic_value(

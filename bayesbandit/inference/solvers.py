@@ -5,9 +5,13 @@ A solver is a frozen dataclass with two pure functions over a *fit* (a NamedTupl
 
     fit = solver.init(bound, theta0, rows)        # the starting fit, before any observation
     fit, info = solver.fit(bound, rows, fit)      # refit after new data, from the previous fit
+    fit, info = solver.fit(bound, row, fit, prior=fit)  # online Laplace: the last fit is the prior
 
 ``rows = (x, y, w)`` are the weighted rows of the history
 (:meth:`bayesbandit.BoundModel.potential`). ``info.converged`` is the flag runners read.
+``prior=`` (a fit with the Hessian's factor ``chol``) replaces the program's prior by the Gaussian
+``N(prior.theta, (prior.chol prior.chol^T)^{-1})``: only solvers that keep the Hessian's factor
+(``provides_curvature``) can do it; the others raise :class:`~bayesbandit.errors.InvalidInput`.
 
 * :class:`DenseNewton` (the default): damped Newton to the MAP, keeping the Cholesky factor of
   the Hessian there (``provides_curvature``: GLM-TSL samples with it). Cost per update
@@ -28,6 +32,7 @@ import jax.numpy as jnp
 import optax
 
 from bayesbandit._typing import Array
+from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.linear_predictor import fast_derivatives, gaussian_derivatives
 from bayesbandit.inference.newton import NewtonInfo, newton_minimize
 from bayesbandit.inference.online_laplace import rank_one_laplace
@@ -47,7 +52,7 @@ class Solver(Protocol):
 
     def init(self, bound: BoundModel, theta0: Array, rows: Rows) -> Any: ...
 
-    def fit(self, bound: BoundModel, rows: Rows, start: Any) -> tuple[Any, Any]: ...
+    def fit(self, bound: BoundModel, rows: Rows, start: Any, *, prior: Any = None) -> tuple[Any, Any]: ...
 
 
 class NewtonFit(NamedTuple):
@@ -206,8 +211,20 @@ class FirstOrder:
         """The starting point and a fresh optimiser state (no step is taken)."""
         return FirstOrderFit(theta0, self.optimizer.init(theta0))
 
-    def fit(self, bound: BoundModel, rows: Rows, start: FirstOrderFit) -> tuple[FirstOrderFit, FirstOrderInfo]:
-        """``num_steps`` optimiser steps from ``start``."""
+    def fit(
+        self, bound: BoundModel, rows: Rows, start: FirstOrderFit, *, prior: None = None
+    ) -> tuple[FirstOrderFit, FirstOrderInfo]:
+        """``num_steps`` optimiser steps from ``start``.
+
+        ``prior`` must be ``None``: a first-order fit keeps no Hessian factor to form the online
+        Laplace prior from (``provides_curvature`` is false).
+        """
+        if prior is not None:
+            raise InvalidInput(
+                "The 'prior' argument of FirstOrder.fit must be None: FirstOrder keeps no Hessian factor, so it "
+                f"cannot replace the program's prior by the last fit's Gaussian. Got {type(prior).__name__}. "
+                "Fix: use bayesbandit.inference.DenseNewton for the online Laplace update."
+            )
         x, y, w = rows
         grad_fn = jax.grad(lambda t: bound.potential(t, x, y, w))
 

@@ -75,6 +75,16 @@ def test_first_order_solver_reaches_the_newton_map():
     np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(target), atol=1e-4)
 
 
+def test_a_first_order_solver_refuses_a_gaussian_prior():
+    """``Solver.fit(prior=)`` is the online Laplace update: FirstOrder keeps no Hessian factor for it."""
+    bound = bb.bind(logistic(), np.zeros((1, 3)))
+    rows = (jnp.zeros((1, 3)), jnp.ones(1), jnp.ones(1))
+    solver = bb.FirstOrder()
+    start = solver.init(bound, bound.init_theta(), rows)
+    with pytest.raises(bb.errors.InvalidInput, match="'prior' argument of FirstOrder.fit.*DenseNewton"):
+        solver.fit(bound, rows, start, prior=bb.DenseNewton().init(bound, bound.init_theta(), rows))
+
+
 def test_glm_fpl_with_a_first_order_solver_learns():
     """GLM-FPL on FirstOrder steps (no Hessian formed) learns a logistic bandit."""
     policy = bb.GLMFPL(logistic(), a=0.5, solver=bb.FirstOrder(optax.adam(0.05), num_steps=5))

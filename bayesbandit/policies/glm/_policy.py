@@ -264,9 +264,8 @@ class GLMPolicy(ProgramPolicy):
         history: ArmHistory | RowHistory | OnlineHistory
         if isinstance(state.history, OnlineHistory):
             history = state.history.add(arms[index])
-            newton: Any = self.solver  # a DenseNewton: _check_common refuses "online" without curvature
             row = (arms[index][None], jnp.reshape(feedback, (1,)).astype(arms.dtype), jnp.ones(1, arms.dtype))
-            fit, solver_info = newton.fit(bound, row, state.fit, prior=state.fit)
+            fit, solver_info = self.solver.fit(bound, row, state.fit, prior=state.fit)
         else:
             if isinstance(state.history, ArmHistory):
                 history = state.history.add(index, feedback)

@@ -27,6 +27,7 @@ import numpy as np
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.history import RowHistory
+from bayesbandit.inference.glm_program import GLM
 from bayesbandit.policies._explore import DEFAULT_CAPACITY, init_arms
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.policies.neural._base import NeuralPolicy
@@ -96,11 +97,7 @@ class NeuralLinear(NeuralPolicy):
 
     def head_program(self) -> Any:
         """The head's NumPyro program (over ``[embedding, 1]``)."""
-        if self.head_model is not None:
-            return self.head_model
-        from bayesbandit.models import logistic
-
-        return logistic()
+        return GLM("logistic") if self.head_model is None else self.head_model
 
     def embed(self, state: NeuralLinearState, x: ArrayLike) -> Array:
         """``[h(x), 1]`` for rows ``x`` under the current network, in JAX's default float (shape (n, H + 1))."""
