@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -110,8 +110,9 @@ class CatalogueRun:
 
     def outcome(self, item: int) -> Outcome:
         """The expected reward of playing ``item`` now, and of the best live arm (or ``best_reward``)."""
-        best = self.best_mean if self.best_reward is None else self.best_reward
-        return Outcome(float(self.means[item]), best)
+        best: Any = self.best_mean if self.best_reward is None else self.best_reward  # host floats, not arrays
+        mean: Any = float(self.means[item])
+        return Outcome(mean, best)
 
 
 class CatalogueRounds:
