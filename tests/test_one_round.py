@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bayesbandit.diagnostics._along_run import run_snapshots
+from bayesbandit.models import logistic
 
 import bayesbandit as bb
-from bayesbandit.diagnostics._along_run import run_snapshots
 from bayesbandit.envs import LogisticBandit, SyntheticCatalogue
-from bayesbandit.models import logistic
 from bayesbandit.sim import init_run, key_streams, play_round, sweep
 
 H, RUNS, SEED = 12, 2, 3
