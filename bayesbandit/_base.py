@@ -49,6 +49,10 @@ An environment is a frozen dataclass of settings with pure functions::
 The environment owns its oracle: :class:`Outcome` carries the expected reward of the action
 taken and of the best action this round (a precomputed best arm, a top-k, a per-block top-k),
 so no runner does work per round that grows with the number of arms.
+
+A catalogue environment (:class:`CatalogueEnv`) is host-side: its arms have ids and arrive and
+leave while running; ``changes(env_state, t)`` replaces ``arms``, and the round hands each
+change to the policy's ``add_arms`` / ``remove_arms``.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ __all__ = [
     "HostState",
     "Catalogued",
     "Env",
+    "CatalogueEnv",
     "register_policy",
     "policy_kind",
 ]
@@ -236,6 +241,29 @@ class Env(Protocol):
     def arms(self, env_state: Any, t: ArrayLike) -> Array: ...
 
     def pull(self, env_state: Any, action: Array, key: PRNGKey, t: ArrayLike) -> tuple[Array, Outcome]: ...
+
+
+class CatalogueEnv(Protocol):
+    """A catalogue environment: arms with ids that arrive and leave while running (host side).
+
+    ``reset(seed, run)`` draws run ``run``'s problem, a host object (the initial catalogue, every
+    change, the reward noise); the same pair gives the same problem. ``initial(env_state)`` is
+    the catalogue live at round 0 (``policy.init`` builds its index over it);
+    ``changes(env_state, t)`` the arrivals and departures at the start of round ``t`` (or
+    ``None``), which the round hands to the policy's ``remove_arms`` / ``add_arms`` before it
+    selects; ``pull(env_state, item, key, t)`` the reward of arm id ``item`` and the round's
+    :class:`Outcome` against the best live arm.
+    """
+
+    horizon: int  # rounds of a run
+
+    def reset(self, seed: int, run: int) -> Any: ...
+
+    def initial(self, env_state: Any) -> Any: ...
+
+    def changes(self, env_state: Any, t: int) -> Any: ...
+
+    def pull(self, env_state: Any, action: Any, key: Any, t: int) -> tuple[Any, Outcome]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))

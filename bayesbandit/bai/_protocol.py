@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 
 __all__ = [

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, stack_rewards, streams
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 
 __all__ = ["StageData", "num_stages", "halving_sizes", "stage_budgets", "eliminate", "run_stages"]

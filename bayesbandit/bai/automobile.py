@@ -33,7 +33,7 @@ import numpy as np
 from bayesbandit._linalg import lstsq
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai.instances import gaussian_reward
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_int, check_scalar
 

@@ -87,7 +87,7 @@ from bayesbandit.bai._protocol import (
     stack_rewards,
     streams,
 )
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_scalar
 

@@ -31,7 +31,7 @@ from jax.sharding import PartitionSpec
 from bayesbandit._typing import Array
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_instance, is_correct
 from bayesbandit.bai.instances import check_env
-from bayesbandit.envs._common import Instance, describe
+from bayesbandit.envs import Instance, describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh
 from bayesbandit.validation import check_int

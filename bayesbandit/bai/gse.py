@@ -55,7 +55,7 @@ from bayesbandit._typing import Array, Model, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance
 from bayesbandit.bai._stages import StageData, halving_sizes, run_stages, stage_budgets
 from bayesbandit.design import Design, efficient_rounding, fw_away, fw_literal, greedy_allocation, project, wynn
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.inference.solvers import DenseNewton
 from bayesbandit.precision import require_x64

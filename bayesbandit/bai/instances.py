@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtr
 
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance, glm_instance
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
@@ -201,12 +201,9 @@ class GLMInstance:
         return jnp.exp(eta)
 
     def reset(self, key: PRNGKey) -> Instance:
-        """Draw arms and theta*."""
-        key_arms, key_theta = jax.random.split(key)
-        arms = jax.random.uniform(key_arms, (self.K, self.d), minval=-0.5, maxval=0.5)
+        """Draw arms on ``[-0.5, 0.5]^d`` and theta* (:func:`bayesbandit.envs.glm_instance`)."""
         var = 3.0 / self.d if self.theta_var is None else self.theta_var
-        theta = math.sqrt(var) * jax.random.normal(key_theta, (self.d,))
-        return _instance(arms, theta, self._mean(arms @ theta))
+        return glm_instance(key, self.K, self.d, math.sqrt(var), self._mean, half_width=0.5)
 
     def reward(self, instance: Instance, arm: Array, key: PRNGKey) -> Array:
         """One Bernoulli (or Poisson) reward of ``arm``."""

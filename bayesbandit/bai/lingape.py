@@ -80,7 +80,7 @@ from bayesbandit.bai._protocol import (
     streams,
 )
 from bayesbandit.design import null_columns, project
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_int, check_scalar
 

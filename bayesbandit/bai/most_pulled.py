@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from bayesbandit._base import policy_kind
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance, stack_rewards, streams
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 
 __all__ = ["MostPulled"]

@@ -56,7 +56,7 @@ from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_instance
 from bayesbandit.bai._stages import num_stages, run_stages
 from bayesbandit.bai.gse import ols_scores
 from bayesbandit.design import fw_away, project
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_int, check_scalar
 

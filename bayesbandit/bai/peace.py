@@ -70,7 +70,7 @@ from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_insta
 from bayesbandit.bai._stages import halving_sizes, run_stages, stage_budgets
 from bayesbandit.bai.gse import ols_scores
 from bayesbandit.design import efficient_rounding, fw_away, null_columns, project
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.validation import check_int, check_scalar
 
 __all__ = ["Peace", "gaussian_width", "width_design"]

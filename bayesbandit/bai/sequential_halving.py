@@ -21,7 +21,7 @@ from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance
 from bayesbandit.bai._stages import StageData, halving_sizes, run_stages, stage_budgets
 from bayesbandit.design import efficient_rounding
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.validation import check_choice, check_int
 
 __all__ = ["SequentialHalving"]

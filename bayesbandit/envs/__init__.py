@@ -24,13 +24,14 @@ arrive and leave while running, for the index-backed policies (:class:`Synthetic
 from bayesbandit.envs._common import ContextualInstance, Instance, describe, theta_variance
 from bayesbandit.envs.catalogue import CatalogueRun, Changes, SyntheticCatalogue
 from bayesbandit.envs.clustered import ClusteredSemiBandit
-from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit
+from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit, glm_instance
 from bayesbandit.envs.images import ImageClassBandit, ImageInstance
 from bayesbandit.envs.promotion import PromotionEnv
 
 __all__ = [
     "Instance",
     "ContextualInstance",
+    "glm_instance",
     "LogisticBandit",
     "LinearBandit",
     "PoissonBandit",

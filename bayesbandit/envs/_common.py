@@ -61,9 +61,9 @@ def theta_variance(theta_cov: str | float, d: int) -> float:
     )
 
 
-def uniform_arms(key: PRNGKey, K: int, d: int) -> Array:
-    """``K`` feature vectors uniform on ``[-1, 1]^d``, shape (K, d), in JAX's default float."""
-    return jax.random.uniform(key, (K, d), dtype=float, minval=-1.0, maxval=1.0)
+def uniform_arms(key: PRNGKey, K: int, d: int, half_width: float = 1.0) -> Array:
+    """``K`` feature vectors uniform on ``[-h, h]^d`` (``h = half_width``), shape (K, d), in JAX's default float."""
+    return jax.random.uniform(key, (K, d), dtype=float, minval=-half_width, maxval=half_width)
 
 
 def check_sizes(name: str, K: int, d: int) -> None:

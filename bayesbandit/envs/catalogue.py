@@ -1,9 +1,12 @@
 """Catalogue environments: linear bandits over arms with ids that arrive and leave while running.
 
-A catalogue environment is a frozen dataclass of settings whose ``reset(seed, run)`` draws one
-problem (:class:`CatalogueRun`, a host object): the initial catalogue, every arrival and departure,
-the reward noise of every round. ``reset`` with the same ``(seed, run)`` gives the same problem, so
-every policy of a comparison plays the same arms, changes and noise (common random numbers).
+A catalogue environment (the :class:`bayesbandit.CatalogueEnv` contract) is a frozen dataclass of
+settings whose ``reset(seed, run)`` draws one problem (:class:`CatalogueRun`, a host object): the
+initial catalogue, every arrival and departure, the reward noise of every round. ``reset`` with
+the same ``(seed, run)`` gives the same problem, so every policy of a comparison plays the same
+arms, changes and noise (common random numbers). Its round functions (:class:`CatalogueRounds`)
+read the problem: ``initial``, ``changes`` and ``pull``, which
+:func:`bayesbandit.sim.play_round` calls.
 
 :class:`CatalogueRun` keeps the best live arm up to date as the catalogue changes: a running
 maximum for arrivals, a max-heap with lazy deletion for departures, ``O(log K)`` per change and no
@@ -14,14 +17,15 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from bayesbandit._base import Outcome
 from bayesbandit.index import Catalogue, FeatureStore
 from bayesbandit.validation import check_int, check_scalar
 
-__all__ = ["Changes", "CatalogueRun", "SyntheticCatalogue", "arrival_steps"]
+__all__ = ["Changes", "CatalogueRun", "CatalogueRounds", "SyntheticCatalogue", "arrival_steps"]
 
 
 class Changes(NamedTuple):
@@ -104,14 +108,32 @@ class CatalogueRun:
         """The observed reward of ``item`` at round ``t``: its mean plus the round's noise."""
         return float(self.means[item] + (0.0 if self.noise is None else self.noise[t]))
 
-    def regret(self, item: int) -> float:
-        """Expected regret of playing ``item`` now."""
-        best = self.best_mean if self.best_reward is None else self.best_reward
-        return best - float(self.means[item])
+    def outcome(self, item: int) -> Outcome:
+        """The expected reward of playing ``item`` now, and of the best live arm (or ``best_reward``)."""
+        best: Any = self.best_mean if self.best_reward is None else self.best_reward  # host floats, not arrays
+        mean: Any = float(self.means[item])
+        return Outcome(mean, best)
+
+
+class CatalogueRounds:
+    """The round functions of a catalogue environment (:class:`bayesbandit.CatalogueEnv`) over its problem."""
+
+    def initial(self, env_state: CatalogueRun) -> Catalogue:
+        """The catalogue live at round 0."""
+        return env_state.initial
+
+    def changes(self, env_state: CatalogueRun, t: int) -> Changes | None:
+        """The arrivals and departures at the start of round ``t`` (applied to the live set), or ``None``."""
+        return env_state.changes(t)
+
+    def pull(self, env_state: CatalogueRun, action: int, key: object, t: int) -> tuple[float, Outcome]:
+        """The reward of arm id ``action`` in round ``t`` and the round's outcome (``key`` is unused:
+        the noise was drawn by ``reset``)."""
+        return env_state.reward(action, t), env_state.outcome(action)
 
 
 @dataclass(frozen=True)
-class SyntheticCatalogue:
+class SyntheticCatalogue(CatalogueRounds):
     """Yang et al.'s synthetic catalogue (sec. 7, App. C), arms and theta* on the unit sphere.
 
     ``theta*`` and every arm are ``N(0, I_d)`` draws normalised to unit length (Assumption 4.3,

@@ -1,7 +1,12 @@
-"""Synthetic generalised-linear bandits: logistic, linear-Gaussian, Poisson, and contextual logistic."""
+"""Synthetic generalised-linear bandits: logistic, linear-Gaussian, Poisson, and contextual logistic.
+
+:func:`glm_instance` draws every fixed-arm GLM instance of the package, those of these bandits and
+those of the best-arm-identification instances (:class:`bayesbandit.bai.GLMInstance`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -13,7 +18,22 @@ from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.envs._common import ContextualInstance, Instance, check_sizes, theta_variance, uniform_arms
 from bayesbandit.validation import check_scalar
 
-__all__ = ["LogisticBandit", "LinearBandit", "PoissonBandit", "ContextualLogisticBandit"]
+__all__ = ["glm_instance", "LogisticBandit", "LinearBandit", "PoissonBandit", "ContextualLogisticBandit"]
+
+
+def glm_instance(
+    key: PRNGKey, K: int, d: int, theta_std: float, mean: Callable[[Array], Array], half_width: float = 1.0
+) -> Instance:
+    """One fixed-arm GLM instance: arms, ``theta*`` and the arms' means ``mu(x_i^T theta*)``.
+
+    ``K`` arms uniform on ``[-h, h]^d`` (``h = half_width``) and ``theta* ~ N(0, s^2 I_d)``
+    (``s = theta_std``), from the two halves of ``split(key)``; ``mean`` is the inverse link ``mu``.
+    """
+    key_arms, key_theta = jax.random.split(key)
+    theta = theta_std * jax.random.normal(key_theta, (d,), dtype=float)
+    arms = uniform_arms(key_arms, K, d, half_width)
+    means = mean(arms @ theta)
+    return Instance(arms, theta, means, jnp.max(means))
 
 
 @dataclass(frozen=True)
@@ -31,13 +51,8 @@ class _FixedGLMBandit:
         theta_variance(self.theta_cov, self.d)
 
     def reset(self, key: PRNGKey) -> Instance:
-        """Draw one instance: arms (K, d), theta* (d,), the arms' means and the best one."""
-        key_arms, key_theta = jax.random.split(key)
-        std = theta_variance(self.theta_cov, self.d) ** 0.5
-        theta = std * jax.random.normal(key_theta, (self.d,), dtype=float)
-        arms = uniform_arms(key_arms, self.K, self.d)
-        means = self._mean(arms @ theta)
-        return Instance(arms, theta, means, jnp.max(means))
+        """Draw one instance (:func:`glm_instance`): arms (K, d), theta* (d,), the arms' means and the best one."""
+        return glm_instance(key, self.K, self.d, theta_variance(self.theta_cov, self.d) ** 0.5, self._mean)
 
     def arms(self, env_state: Instance, t: ArrayLike = 0) -> Array:
         """The fixed arm set, shape (K, d) (``t`` is ignored)."""

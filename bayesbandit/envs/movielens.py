@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesbandit.datasets import MovieLensData
-from bayesbandit.envs.catalogue import CatalogueRun, Changes
+from bayesbandit.envs.catalogue import CatalogueRounds, CatalogueRun, Changes
 from bayesbandit.validation import check_int, check_scalar
 
 __all__ = ["MovieLensCatalogue"]
 
 
 @dataclass(frozen=True, eq=False)
-class MovieLensCatalogue:
+class MovieLensCatalogue(CatalogueRounds):
     """Recommend movies to held-out users (see the module docstring)."""
 
     data: MovieLensData

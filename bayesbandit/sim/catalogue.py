@@ -2,20 +2,23 @@
 
 Every policy of a comparison plays run ``r`` on ``env.reset(seed, r)`` (the same arms, changes and
 reward noise) with a policy generator seeded by ``(seed, r)`` (the same exploration draws), so a
-policy and its exact twin differ only where their searches differ.
+policy and its exact twin differ only where their searches differ. The rounds are
+:func:`~bayesbandit.sim.round.play_round`'s, with the generator as the policy stream (consumed in
+order, :func:`~bayesbandit.sim.round.round_key`) and no feedback stream (the noise comes with the
+problem).
 
 Timing follows Yang et al. (sec. 7): ``init_seconds`` is the preprocessing (the index build over
 the initial catalogue); ``step_seconds`` is everything the policy does in the rounds (arrivals and
 departures, ``select``, ``update``), which includes the index rebuilds it triggers, reported
 apart as ``rebuild_seconds``. The environment's bookkeeping (rewards, the best live arm) is not
-timed.
+timed: the policy plays the rounds behind a clock (:class:`_Clock`) that times its own calls only.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -23,6 +26,7 @@ import xarray as xr
 
 from bayesbandit._base import policy_kind
 from bayesbandit.errors import InvalidInput
+from bayesbandit.sim.round import play_round
 from bayesbandit.validation import check_int
 
 __all__ = ["simulate_catalogue", "build_seconds"]
@@ -34,30 +38,49 @@ def build_seconds(state: Any) -> float:
     return float(sum(getattr(index, "build_seconds", 0.0) for index in indexes if index is not None))
 
 
-def _play(policy: Any, run: Any, horizon: int, rng: np.random.Generator) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    state = policy.init(run.initial)
-    init_seconds = time.perf_counter() - t0
+class _Clock:
+    """A host policy whose calls are timed: ``seconds`` adds up the time spent inside them."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.seconds = 0.0
+
+    def _timed(self, method: Callable[..., Any], *args: Any) -> Any:
+        t0 = time.perf_counter()
+        out = method(*args)
+        self.seconds += time.perf_counter() - t0
+        return out
+
+    def init(self, catalogue: Any) -> Any:
+        return self._timed(self.policy.init, catalogue)
+
+    def remove_arms(self, state: Any, ids: np.ndarray) -> Any:
+        return self._timed(self.policy.remove_arms, state, ids)
+
+    def add_arms(self, state: Any, ids: np.ndarray, features: np.ndarray) -> Any:
+        return self._timed(self.policy.add_arms, state, ids, features)
+
+    def select(self, state: Any, arms: None, key: np.random.Generator) -> Any:
+        return self._timed(self.policy.select, state, arms, key)
+
+    def update(self, state: Any, arms: None, action: Any, feedback: Any) -> Any:
+        return self._timed(self.policy.update, state, arms, action, feedback)
+
+
+def _play(policy: Any, env: Any, run: Any, horizon: int, rng: np.random.Generator) -> dict[str, Any]:
+    clock = _Clock(policy)
+    state = clock.init(env.initial(run))
+    init_seconds = clock.seconds
     built = build_seconds(state)
     regret = np.empty(horizon)
     reward = np.empty(horizon)
     action = np.empty(horizon, dtype=np.int64)
     seconds = np.empty(horizon)
     for t in range(horizon):
-        change = run.changes(t)
-        t0 = time.perf_counter()
-        if change is not None:
-            if change.remove_ids.size:
-                state = policy.remove_arms(state, change.remove_ids)
-            if change.add_ids.size:
-                state = policy.add_arms(state, change.add_ids, change.add_features)
-        item, _ = policy.select(state, None, rng)
-        t1 = time.perf_counter()
-        r = run.reward(item, t)
-        t2 = time.perf_counter()
-        state, _ = policy.update(state, None, item, r)
-        seconds[t] = time.perf_counter() - t2 + (t1 - t0)
-        regret[t], reward[t], action[t] = run.regret(item), r, item
+        clock.seconds = 0.0
+        state, rnd = play_round(clock, env, run, state, None, rng, t)
+        seconds[t] = clock.seconds
+        regret[t], reward[t], action[t] = rnd.outcome.regret, rnd.feedback, rnd.action
     return {
         "regret": regret,
         "reward": reward,
@@ -66,6 +89,16 @@ def _play(policy: Any, run: Any, horizon: int, rng: np.random.Generator) -> dict
         "init_seconds": init_seconds,
         "rebuild_seconds": build_seconds(state) - built,
     }
+
+
+def _check_env(env: Any) -> None:
+    missing = [m for m in ("reset", "initial", "changes", "pull") if not callable(getattr(env, m, None))]
+    if missing or not hasattr(env, "horizon"):
+        raise InvalidInput(
+            f"simulate_catalogue: the 'env' argument must be a catalogue environment (reset(seed, run), initial, "
+            f"changes, pull, horizon); got {type(env).__name__} (missing {missing or ['horizon']}). "
+            "Fix: pass one from bayesbandit.envs, e.g. SyntheticCatalogue."
+        )
 
 
 def simulate_catalogue(
@@ -84,7 +117,7 @@ def simulate_catalogue(
     policies : mapping of name -> policy
         ``kind = "host"`` policies with ``add_arms`` / ``remove_arms`` (e.g. ``SubTS``, ``SubElim``).
     env : catalogue environment
-        ``reset(seed, run) -> CatalogueRun`` (:mod:`bayesbandit.envs.catalogue`).
+        A :class:`bayesbandit.CatalogueEnv` (:mod:`bayesbandit.envs.catalogue`).
     horizon : int, optional
         Rounds per run (default: ``env.horizon``).
     runs, seed : int
@@ -107,6 +140,7 @@ def simulate_catalogue(
                 f"simulate_catalogue: policy {name!r} is not an index-backed host policy (kind='host' with add_arms). "
                 "Fix: pass bayesbandit.SubTS(...) or bayesbandit.SubElim(...)."
             )
+    _check_env(env)
     horizon = check_int("simulate_catalogue", "horizon", env.horizon if horizon is None else horizon, low=1)
     runs = check_int("simulate_catalogue", "runs", runs, low=1)
     seed = check_int("simulate_catalogue", "seed", seed, low=0)
@@ -118,7 +152,7 @@ def simulate_catalogue(
     for r in range(runs):
         for name, policy in policies.items():
             bar.set_postfix_str(f"{name}, run {r}")
-            out[name].append(_play(policy, env.reset(seed, r), horizon, np.random.default_rng([seed, r, 1])))
+            out[name].append(_play(policy, env, env.reset(seed, r), horizon, np.random.default_rng([seed, r, 1])))
             bar.update(1)
         loads.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
     bar.close()

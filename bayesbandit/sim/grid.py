@@ -22,9 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from bayesbandit._base import Combinatorial, policy_kind
+from bayesbandit._base import Combinatorial, ModelBased, policy_kind
 from bayesbandit.errors import InvalidInput
-from bayesbandit.sim.round import INIT_ROUND, key_streams, play_round
+from bayesbandit.sim.round import init_run, key_streams, play_round
 from bayesbandit.validation import check_int
 
 __all__ = ["sweep", "stack_policies"]
@@ -51,17 +51,13 @@ def _one_run(
     env: Any,
     horizon: int,
     leaves: Any,
-    env_state: Any,
+    env_key: jax.Array,
     pull_key: jax.Array,
     policy_key: jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
     """Per-round total reward and regret of one configuration on one run."""
     policy = jax.tree.unflatten(structure[1], leaves)
-    init_key = jax.random.fold_in(policy_key, INIT_ROUND)
-    if env.fixed_arms:
-        state = policy.init(env.arms(env_state, 0), capacity=horizon, key=init_key)
-    else:
-        state = policy.init(d=env.d, capacity=horizon, key=init_key)
+    env_state, state = init_run(policy, env, env_key, policy_key, horizon)
 
     def body(state: Any, t: jax.Array) -> tuple[Any, tuple[jax.Array, jax.Array]]:
         state, rnd = play_round(policy, env, env_state, state, pull_key, policy_key, t)
@@ -77,11 +73,13 @@ def _grid_runs(
     env: Any,
     horizon: int,
     leaves: Any,
-    env_states: Any,
+    env_keys: jax.Array,
     pull_keys: jax.Array,
     policy_keys: jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
     """``vmap`` over configurations (leading axis of ``leaves``) of ``vmap`` over runs; compiled per structure.
+
+    The instances depend on the runs only, so ``vmap`` draws each once for all configurations.
 
     ``structure`` is ``(policy class, tree structure)``: the class is part of the cache key because
     tree structures of registered dataclasses compare equal across classes with the same fields'
@@ -89,7 +87,7 @@ def _grid_runs(
     executable compiled for one policy must never run another.
     """
     over_runs = jax.vmap(functools.partial(_one_run, structure, env, horizon), in_axes=(None, 0, 0, 0))
-    return jax.vmap(over_runs, in_axes=(0, None, None, None))(leaves, env_states, pull_keys, policy_keys)
+    return jax.vmap(over_runs, in_axes=(0, None, None, None))(leaves, env_keys, pull_keys, policy_keys)
 
 
 def sweep(
@@ -135,6 +133,8 @@ def sweep(
     for policy in policies:
         if policy_kind(policy) != "jax":
             raise InvalidInput(f"sweep: {type(policy).__name__} is a host policy. Fix: sweep jittable policies.")
+        if isinstance(policy, ModelBased):
+            policy.check_program(env.d)
         if isinstance(policy, Combinatorial):
             policy.check_arms(env.K)
     horizon = check_int("sweep", "horizon", horizon, low=1)
@@ -143,14 +143,13 @@ def sweep(
     stacked, treedef = stack_policies(policies)
     structure = (type(policies[0]), treedef)
     keys = key_streams(seed, runs)
-    env_states = jax.vmap(env.reset)(keys.env)
     rewards, regrets = [], []
     size = min(batch, len(policies))
     for start in range(0, len(policies), size):
         stop = min(start + size, len(policies))
         rows = np.minimum(np.arange(start, start + size), len(policies) - 1)  # the last batch padded: one executable
         part = [x[rows] for x in stacked]
-        reward, regret = _grid_runs(structure, env, horizon, part, env_states, keys.pull, keys.policy)
+        reward, regret = _grid_runs(structure, env, horizon, part, keys.env, keys.pull, keys.policy)
         rewards.append(np.asarray(reward)[: stop - start])
         regrets.append(np.asarray(regret)[: stop - start])
     names = list(labels) if labels is not None else [repr(p) for p in policies]

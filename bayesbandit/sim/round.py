@@ -1,7 +1,8 @@
 """The one round of a bandit run, and the common random numbers behind it.
 
 :func:`play_round` is the only place where a policy meets an environment: the ``lax.scan``
-runner, the host runner (:mod:`bayesbandit.sim.runner`) and the diagnostics along a run
+runner, the host runner (:mod:`bayesbandit.sim.runner`), the sweep (:func:`bayesbandit.sim.sweep`),
+the catalogue runner (:func:`bayesbandit.sim.simulate_catalogue`) and the diagnostics along a run
 (:func:`bayesbandit.diagnostics.along_run`) all call it.
 
 Common random numbers
@@ -15,6 +16,9 @@ From a seed, three independent key streams are split (:func:`key_streams`):
 * policies: ``select`` in round ``t`` of run ``r`` gets ``fold_in(split(k_policy, runs)[r], t)``
   and ``init`` gets ``fold_in(split(k_policy, runs)[r], INIT_ROUND)`` (the same streams for
   every policy, so two identical policies give identical results).
+
+A stream may also be a NumPy generator (:func:`round_key`), which host runners consume round by
+round in order: the catalogue runner gives each run's policy ``default_rng([seed, run, 1])``.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from bayesbandit._base import Outcome
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 
-__all__ = ["RunKeys", "Round", "key_streams", "init_run", "play_round", "INIT_ROUND"]
+__all__ = ["RunKeys", "Round", "key_streams", "init_run", "round_key", "play_round", "INIT_ROUND"]
 
 INIT_ROUND = 2**31 - 1  # the policy stream's fold-in index for ``init`` (no round uses it)
 
@@ -44,7 +49,7 @@ class Round(NamedTuple):
     """Everything that happened in one round (what a ``record`` hook sees)."""
 
     t: Array  # () int32, round index (0-based)
-    arms: Any  # the round's arm set, (K, d)
+    arms: Any  # the round's arm set, (K, d); None on a catalogue (the policy holds the arms)
     action: Array  # () arm index, or (k,) indices of a k-subset
     feedback: Array  # the reward(s) observed, with the action's shape
     outcome: Outcome  # expected reward of the action and of the best action
@@ -76,10 +81,38 @@ def init_run(policy: Any, env: Any, env_key: PRNGKey, policy_key: PRNGKey, capac
     return env_state, policy.init(d=env.d, capacity=capacity, key=key)
 
 
+def round_key(key: Any, t: ArrayLike) -> Any:
+    """Round ``t``'s key of a stream: ``fold_in(key, t)``; a NumPy generator or ``None`` as it is.
+
+    A generator is a sequential stream: round ``t`` draws what follows the draws of rounds
+    ``0..t-1``, so only a runner that plays a run's rounds in order may pass one. ``None`` is no
+    stream, for an environment that draws no noise per round (a catalogue's noise comes with its
+    problem, from ``reset``).
+    """
+    if key is None or isinstance(key, np.random.Generator):
+        return key
+    return jax.random.fold_in(key, t)
+
+
+def _apply_changes(policy: Any, policy_state: Any, change: Any) -> Any:
+    """The policy's state after a catalogue change: departures first, then arrivals."""
+    if change is None:
+        return policy_state
+    if change.remove_ids.size:
+        policy_state = policy.remove_arms(policy_state, change.remove_ids)
+    if change.add_ids.size:
+        policy_state = policy.add_arms(policy_state, change.add_ids, change.add_features)
+    return policy_state
+
+
 def play_round(
-    policy: Any, env: Any, env_state: Any, policy_state: Any, pull_key: PRNGKey, policy_key: PRNGKey, t: ArrayLike
+    policy: Any, env: Any, env_state: Any, policy_state: Any, pull_key: Any, policy_key: Any, t: ArrayLike
 ) -> tuple[Any, Round]:
     """Round ``t`` of one run: the policy selects, the environment answers, the policy updates.
+
+    On a catalogue environment (:class:`bayesbandit.CatalogueEnv`, the one with ``changes``) the
+    round first hands the catalogue's change to ``policy.remove_arms`` / ``add_arms``, and
+    ``select`` and ``update`` get ``arms=None``: the policy holds the catalogue.
 
     Parameters
     ----------
@@ -87,8 +120,8 @@ def play_round(
         A policy and an environment on the contract of :mod:`bayesbandit._base`.
     env_state, policy_state
         The run's instance and the policy's state before the round.
-    pull_key, policy_key : PRNGKey
-        The run's feedback and policy streams (round ``t`` folds itself in).
+    pull_key, policy_key : PRNGKey or numpy.random.Generator
+        The run's feedback and policy streams (:func:`round_key` gives round ``t``'s key).
     t : int
         The round.
 
@@ -99,8 +132,12 @@ def play_round(
     Round
         What happened.
     """
-    arms = env.arms(env_state, t)
-    action, select_info = policy.select(policy_state, arms, jax.random.fold_in(policy_key, t))
-    feedback, outcome = env.pull(env_state, action, jax.random.fold_in(pull_key, t), t)
+    if callable(getattr(env, "changes", None)):
+        policy_state = _apply_changes(policy, policy_state, env.changes(env_state, t))
+        arms = None
+    else:
+        arms = env.arms(env_state, t)
+    action, select_info = policy.select(policy_state, arms, round_key(policy_key, t))
+    feedback, outcome = env.pull(env_state, action, round_key(pull_key, t), t)
     policy_state, update_info = policy.update(policy_state, arms, action, feedback)
     return policy_state, Round(jnp.asarray(t, jnp.int32), arms, action, feedback, outcome, select_info, update_info)

@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from bayesbandit._base import Combinatorial, ModelBased, policy_kind
-from bayesbandit.envs._common import describe
+from bayesbandit.envs import describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.host import run_host
 from bayesbandit.sim.round import Round, key_streams

@@ -17,7 +17,7 @@ from bayesbandit.bai import (
 )
 from bayesbandit.bai._protocol import stack_rewards
 from bayesbandit.bai._stages import halving_sizes, num_stages, stage_budgets
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 
 ALLOCATIONS = ["g-optimal", "wynn", "greedy", "uniform", "fw-literal"]

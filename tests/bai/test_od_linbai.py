@@ -8,7 +8,7 @@ import pytest
 from bayesbandit.bai import CornerInstance, SphereInstance, StaticInstance, is_correct
 from bayesbandit.bai.od_linbai import ODLinBAI, allocate, caratheodory, schedule
 from bayesbandit.design import fw_away, g_values, project
-from bayesbandit.envs._common import Instance
+from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 
 
