@@ -1,45 +1,25 @@
 """bayesbandit: Bayesian bandits from NumPyro reward programs.
 
+The names here are what a user reaches for: the policies, :class:`Agent` (and the
+:class:`Catalogue` a catalogue policy starts from), :func:`simulate`, the inference entry points
+(:func:`bind`, :func:`map_estimate`, :func:`laplace`, :func:`perturbed_map`), :mod:`errors` and
+the process settings in :mod:`runtime`. Everything else lives in a named subpackage:
+:mod:`bayesbandit.contract` (the policy and environment protocols), :mod:`bayesbandit.envs`,
+:mod:`bayesbandit.sim` (runners, sweeps, results), :mod:`bayesbandit.inference`,
+:mod:`bayesbandit.bai`, :mod:`bayesbandit.index`, :mod:`bayesbandit.oracles`,
+:mod:`bayesbandit.design`, :mod:`bayesbandit.models` (the reward-program zoo),
+:mod:`bayesbandit.diagnostics` and :mod:`bayesbandit.testing` (the contract suite).
+
 Importing bayesbandit changes no global JAX setting. The Newton-based inference (GLM-TSL and
 the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
-``perturbed_map``) needs float64: call :func:`bayesbandit.enable_x64` first (see
-:mod:`bayesbandit.precision`). On CPU, :func:`bayesbandit.enable_fast_rng` makes every random
-draw cheaper, with the same numbers (see :mod:`bayesbandit.threefry`), and
-:func:`bayesbandit.enable_low_latency`, called before any computation, makes each of an
-Agent's calls cheaper (see :mod:`bayesbandit.latency`).
+``perturbed_map``) needs float64: call :func:`bayesbandit.runtime.enable_x64` first (see
+:mod:`bayesbandit.precision`).
 """
 
-from bayesbandit import envs, errors, precision
-from bayesbandit._base import (
-    Buffered,
-    Catalogued,
-    Combinatorial,
-    Env,
-    Explains,
-    HostPolicy,
-    HostState,
-    Info,
-    ModelBased,
-    Outcome,
-    Policy,
-    RewardSupport,
-    register_policy,
-)
+# the named subpackages, reachable as attributes (bb.envs, bb.sim, bb.contract, ...)
+from bayesbandit import bai, contract, envs, errors, index, inference, oracles, runtime, sim  # noqa: F401
 from bayesbandit.agent import Agent
-from bayesbandit.compilation_cache import enable_compilation_cache
-from bayesbandit.inference import (
-    BoundModel,
-    DenseNewton,
-    FirstOrder,
-    Laplace,
-    NewtonInfo,
-    NewtonResult,
-    bind,
-    laplace,
-    map_estimate,
-    perturbed_map,
-)
-from bayesbandit.latency import enable_low_latency
+from bayesbandit.inference import bind, laplace, map_estimate, perturbed_map
 from bayesbandit.policies import (
     C2UCB,
     GLMFPL,
@@ -63,44 +43,11 @@ from bayesbandit.policies import (
     SubElim,
     SubTS,
 )
-from bayesbandit.precision import enable_x64
-from bayesbandit.sim import plot_regret, simulate, simulate_catalogue, summarize
-from bayesbandit.threefry import enable_fast_rng
+from bayesbandit.sim import simulate
 
 __version__ = "0.2.0"
 
 __all__ = (
-    # precision
-    "enable_x64",
-    "enable_fast_rng",
-    "enable_low_latency",
-    "enable_compilation_cache",
-    "precision",
-    # binding and inference
-    "bind",
-    "BoundModel",
-    "map_estimate",
-    "laplace",
-    "perturbed_map",
-    "Laplace",
-    "NewtonInfo",
-    "NewtonResult",
-    "DenseNewton",
-    "FirstOrder",
-    # the contract
-    "Policy",
-    "HostPolicy",
-    "ModelBased",
-    "Buffered",
-    "Catalogued",
-    "HostState",
-    "Combinatorial",
-    "Explains",
-    "Info",
-    "Env",
-    "Outcome",
-    "RewardSupport",
-    "register_policy",
     # policies
     "GLMTSL",
     "GLMFPL",
@@ -122,14 +69,16 @@ __all__ = (
     "DeepFL",
     "RepGLMFPL",
     "LastLayerLaplaceTS",
-    "Catalogue",
+    # acting
     "Agent",
-    # environments and simulation
-    "envs",
+    "Catalogue",
     "simulate",
-    "simulate_catalogue",
-    "plot_regret",
-    "summarize",
-    # errors
+    # inference
+    "bind",
+    "map_estimate",
+    "laplace",
+    "perturbed_map",
+    # errors and process settings
     "errors",
+    "runtime",
 )

@@ -50,7 +50,7 @@ class CheckpointError(BayesBanditError, ValueError):
 class PrecisionError(BayesBanditError, RuntimeError):
     """A routine that needs float64 was called with JAX's 64-bit mode off.
 
-    bayesbandit never changes JAX's global settings; call :func:`bayesbandit.enable_x64` (or set
+    bayesbandit never changes JAX's global settings; call :func:`bayesbandit.runtime.enable_x64` (or set
     ``JAX_ENABLE_X64=1``) before creating arrays.
     """
 
@@ -58,7 +58,7 @@ class PrecisionError(BayesBanditError, RuntimeError):
 class ConfigurationError(BayesBanditError, RuntimeError):
     """A process-wide setting requested too late: JAX's backend already runs with the old one.
 
-    Such settings (:func:`bayesbandit.enable_low_latency`) are read when JAX creates its CPU
+    Such settings (:func:`bayesbandit.runtime.enable_low_latency`) are read when JAX creates its CPU
     backend, at the first computation of the process; call them before it.
     """
 

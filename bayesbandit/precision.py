@@ -20,7 +20,7 @@ What needs float64, and why:
 Turn 64-bit mode on once, before creating arrays::
 
     import bayesbandit as bb
-    bb.enable_x64()
+    bb.runtime.enable_x64()
 
 (or set the environment variable ``JAX_ENABLE_X64=1``). The ``bayesbandit`` command line does it
 for its own process.
@@ -34,15 +34,7 @@ import numpy as np
 
 from bayesbandit.errors import PrecisionError
 
-__all__ = ["enable_x64", "x64_enabled", "require_x64", "default_float"]
-
-
-def enable_x64(use_x64: bool = True) -> None:
-    """Turn JAX's 64-bit mode on (or off), as :func:`numpyro.enable_x64` does.
-
-    Call it before creating arrays: arrays made before keep their dtype.
-    """
-    jax.config.update("jax_enable_x64", bool(use_x64))
+__all__ = ["x64_enabled", "require_x64", "default_float"]
 
 
 def x64_enabled() -> bool:
@@ -61,7 +53,7 @@ def require_x64(who: str) -> None:
     if not x64_enabled():
         raise PrecisionError(
             f"{who} needs float64 (Newton's method and Cholesky factors of nearly singular Hessians), "
-            "but JAX's 64-bit mode is off. Fix: call bayesbandit.enable_x64() (or set JAX_ENABLE_X64=1) "
+            "but JAX's 64-bit mode is off. Fix: call bayesbandit.runtime.enable_x64() (or set JAX_ENABLE_X64=1) "
             "before creating arrays, or use a first-order solver (bayesbandit.inference.FirstOrder) "
             "with a policy that does not need a Hessian."
         )

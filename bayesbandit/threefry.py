@@ -8,11 +8,11 @@ them copies, and XLA:CPU runs each as its own small kernel, one step after the o
 round draws a few short random vectors (a key split, a posterior sample, tie-breaking noise), so
 these loops are more than half of a GLM-TSL ``select``: 97 of its 158 us on a 2-core CPU.
 
-:func:`enable_fast_rng` registers the straight-line hash as JAX's CPU lowering of its Threefry
+:func:`bayesbandit.runtime.enable_fast_rng` registers the straight-line hash as JAX's CPU lowering of its Threefry
 primitive. The bits are identical (the function is the same; ``tests/test_threefry.py`` checks the
 Random123 known-answer vectors and that a policy's actions do not change), programs compile
 faster and run faster (``benchmarks/results/bench_fast_rng.md``). Like
-:func:`bayesbandit.enable_x64`, it changes a global JAX setting and is never done on import:
+:func:`bayesbandit.runtime.enable_x64`, it changes a global JAX setting and is never done on import:
 the ``bayesbandit`` command calls it for its own process; scripts and notebooks call it once.
 It applies to programs compiled after the call.
 """
@@ -20,12 +20,10 @@ It applies to programs compiled after the call.
 from __future__ import annotations
 
 import numpy as np
-from jax.extend.random import threefry2x32_p
-from jax.interpreters import mlir
 
 from bayesbandit._typing import Array
 
-__all__ = ["enable_fast_rng", "threefry2x32"]
+__all__ = ["threefry2x32"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = np.uint32(0x1BD11BDA)
@@ -53,23 +51,3 @@ def threefry2x32(key1: Array, key2: Array, x1: Array, x2: Array) -> tuple[Array,
         x1 = x1 + keys[(group + 1) % 3]
         x2 = x2 + keys[(group + 2) % 3] + np.uint32(group + 1)
     return x1, x2
-
-
-_registered = False
-
-
-def enable_fast_rng() -> None:
-    """Compile JAX's Threefry hash on CPU as straight-line code (same bits; see the module docstring).
-
-    Idempotent. Other backends are untouched (GPU already compiles it this way).
-
-    Examples
-    --------
-    >>> import bayesbandit as bb
-    >>> bb.enable_fast_rng()
-    """
-    global _registered
-    if not _registered:
-        rule = mlir.lower_fun(threefry2x32, multiple_results=True)
-        mlir.register_lowering(threefry2x32_p, rule, platform="cpu", inline=False)
-        _registered = True

@@ -20,8 +20,8 @@ import numpy as np
 
 import bayesbandit as bb
 
-bb.enable_x64()  # before any array is created: the GLM policies' Newton solves need float64
-bb.enable_fast_rng()  # as the README recommends and the CLI does (bench_fast_rng.py measures both lowerings)
+bb.runtime.enable_x64()  # before any array is created: the GLM policies' Newton solves need float64
+bb.runtime.enable_fast_rng()  # as the README recommends and the CLI does (bench_fast_rng.py measures both lowerings)
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 

@@ -9,7 +9,7 @@ They are *not* library code: each changes one thing measured to bound the librar
 
 * :class:`ClosedFormLogisticNewton`: a solver for the policies' ``solver=`` slot with the Newton
   solve's logistic gradient/Hessian written out (``X^T W X``), a plain Cholesky and no line
-  search, instead of :class:`bayesbandit.DenseNewton`'s generic NumPyro potential differentiated
+  search, instead of :class:`bayesbandit.inference.DenseNewton`'s generic NumPyro potential differentiated
   by ``jacfwd(value_and_grad)`` with a jittered Cholesky and Armijo backtracking. Used as
   ``bb.GLMTSL(logistic(), a=1.0, solver=ClosedFormLogisticNewton())``. It ignores the bound
   program: the N(0, I) prior is written by hand and matches ``logistic()`` (prior_scale 1) only.
@@ -25,8 +25,8 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve
 
 import bayesbandit as bb
-from bayesbandit._base import register_policy
 from bayesbandit._numerics import jittered_cholesky, mahalanobis_norms
+from bayesbandit.contract import register_policy
 from bayesbandit.inference import NewtonFit, NewtonInfo
 from bayesbandit.precision import require_x64
 

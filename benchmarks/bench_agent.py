@@ -17,7 +17,7 @@ Contenders, each a Laplace Thompson sampler on a logistic model with an N(0, I) 
   (``pull`` + ``update``);
 * ``select(n=100)`` + ``update_many`` of the online agent, per decision (batched feedback).
 
-Each in two processes: with JAX's defaults, and with :func:`bayesbandit.enable_low_latency`
+Each in two processes: with JAX's defaults, and with :func:`bayesbandit.runtime.enable_low_latency`
 (read when JAX starts, so it cannot be switched within one process).
 
 The contenders play in interleaved blocks (A B C A B C ...), so a change in the machine's load
@@ -42,7 +42,7 @@ from bayesbandit.models import logistic
 
 import bayesbandit as bb
 
-bb.enable_x64()
+bb.runtime.enable_x64()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not __package__:
@@ -141,7 +141,7 @@ def play_interleaved(players: dict, rounds: int, block: int, warm_up: int) -> di
 
 SETTINGS = {
     "default": "JAX's defaults",
-    "low-latency": "bb.enable_low_latency()",
+    "low-latency": "bb.runtime.enable_low_latency()",
 }
 
 
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 1_000 if args.quick else 10_000
     if args.settings is not None:
         if args.settings == "low-latency":
-            bb.enable_low_latency()
+            bb.runtime.enable_low_latency()
         rows = measure(rounds)
         if args.rows_to:
             with open(args.rows_to, "w") as f:
@@ -230,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
             f"K = {K}, d = {D}, logistic rewards, {rounds:,} rounds per contender after a warm-up (its time, which "
             "includes compiling, in the last column), blocks of 500 interleaved. Batched rows: per decision, "
             f"{BATCH} decisions per call. Each process setting is measured in its own process (they are read when "
-            "JAX starts), with every contender interleaved in it: `bb.enable_low_latency()` runs each compiled call "
-            "in the calling thread with XLA:CPU's depth-first schedule (`bayesbandit.latency`).",
+            "JAX starts), with every contender interleaved in it: `bb.runtime.enable_low_latency()` runs each compiled call "
+            "in the calling thread with XLA:CPU's depth-first schedule (`bayesbandit.runtime`).",
             table,
         ]
     )

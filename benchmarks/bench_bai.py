@@ -47,7 +47,7 @@ import numpy as np
 
 import bayesbandit as bb
 
-bb.enable_x64()  # right after importing bayesbandit, before any array
+bb.runtime.enable_x64()  # right after importing bayesbandit, before any array
 
 from bayesbandit.bai import GSE, AdaptiveInstance, MostPulled, SequentialHalving, SphereInstance, is_correct  # noqa: E402
 from bayesbandit.bai.evaluation import replication_keys  # noqa: E402

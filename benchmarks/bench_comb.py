@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer runs and rounds")
     parser.add_argument("--out-dir", default=RESULTS)
     args = parser.parse_args(argv)
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     sizes = [(2_000, 11, 1, 100, 10, 10), (20_000, 51, 10, 200, 4, 5)]  # N, d, M, k, runs, rounds
     if args.quick:
         sizes = [(n, d, m, k, 2, 3) for n, d, m, k, _, _ in sizes]

@@ -1,4 +1,4 @@
-"""``bb.enable_fast_rng()``: what compiling JAX's Threefry hash without a loop buys on CPU.
+"""``bb.runtime.enable_fast_rng()``: what compiling JAX's Threefry hash without a loop buys on CPU.
 
 Both lowerings compute the same bits (checked here on every output); they differ in how XLA:CPU
 runs them: JAX's default is a loop of five 4-round steps that carries the key schedule and the

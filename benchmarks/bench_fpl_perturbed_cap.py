@@ -41,7 +41,7 @@ from bayesbandit.inference import DenseNewton, newton_minimize
 from bayesbandit.inference.posteriors import perturb_rewards
 from bayesbandit.policies.glm.theory import fpl_theory_a
 
-bb.enable_x64()
+bb.runtime.enable_x64()
 
 if not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

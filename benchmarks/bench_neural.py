@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 200; quick 50)")
     parser.add_argument("--out-dir", default=RESULTS)
     args = parser.parse_args(argv)
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     instances = args.instances or (50 if args.quick else 500)
     rounds = args.rounds or (50 if args.quick else 200)
     loop_instances = max(2, instances // 50)

@@ -29,7 +29,7 @@ from bayesbandit.models import logistic
 
 import bayesbandit as bb
 
-bb.enable_x64()  # the Newton solves need float64
+bb.runtime.enable_x64()  # the Newton solves need float64
 
 if not __package__:  # run as a file: make the package `benchmarks` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -32,7 +32,7 @@ from bayesbandit.models import logistic
 
 import bayesbandit as bb
 
-bb.enable_x64()  # right after importing bayesbandit, before any array: the GLM policies' Newton solves need float64
+bb.runtime.enable_x64()  # right after importing bayesbandit, before any array: the GLM policies' Newton solves need float64
 
 if not __package__:  # run as a file (python benchmarks/bench_policies.py): make the package `benchmarks` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -34,7 +34,7 @@ CHILD = textwrap.dedent(
     import bayesbandit as bb
     from bayesbandit.models import logistic
 
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     runs, rounds, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     env = bb.envs.LogisticBandit(K=100, d=10)
     policies = {

@@ -30,7 +30,7 @@ from bayesbandit.models import logistic  # noqa: E402
 
 import bayesbandit as bb  # noqa: E402
 
-bb.enable_x64()
+bb.runtime.enable_x64()
 
 if not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

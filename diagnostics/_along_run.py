@@ -42,7 +42,7 @@ class _ProgramBandit:
     a user ``reward_fn``, whose means are unknown; along_run does not score regret).
     """
 
-    bound: bb.BoundModel
+    bound: bb.inference.BoundModel
     arm_set: jax.Array
     theta_true: jax.Array | None
     reward_fn: RewardFn | None
@@ -61,8 +61,10 @@ class _ProgramBandit:
     def arms(self, env_state: jax.Array, t: Any) -> jax.Array:
         return self.arm_set
 
-    def pull(self, env_state: jax.Array, action: jax.Array, key: jax.Array, t: Any) -> tuple[jax.Array, bb.Outcome]:
-        outcome = bb.Outcome(env_state[action], jnp.max(env_state))
+    def pull(
+        self, env_state: jax.Array, action: jax.Array, key: jax.Array, t: Any
+    ) -> tuple[jax.Array, bb.contract.Outcome]:
+        outcome = bb.contract.Outcome(env_state[action], jnp.max(env_state))
         if self.reward_fn is not None:
             return jnp.asarray(self.reward_fn(key, action), self.arm_set.dtype), outcome
         assert self.theta_true is not None  # reset made the means from it
@@ -80,7 +82,7 @@ def run_snapshots(
     *,
     reward_fn: RewardFn | None = None,
     seed: int = 0,
-) -> tuple[bb.BoundModel, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+) -> tuple[bb.inference.BoundModel, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     """Run a model-based policy on a fixed arm set and snapshot its history at the chosen rounds.
 
     The rounds are :func:`bayesbandit.sim.play_round`, the same round the simulation runners
@@ -90,7 +92,7 @@ def run_snapshots(
     ----------
     policy : model-based policy
         ``GLMTSL``, ``GLMFPL``, ``GLMUCB``, ``UCBGLM``, ``EpsilonGreedy`` or any policy
-        implementing :class:`bayesbandit.ModelBased` (its ``posterior_rows(state)`` gives the
+        implementing :class:`bayesbandit.contract.ModelBased` (its ``posterior_rows(state)`` gives the
         weighted rows its posterior is built from).
     arms : array, shape (K, d)
         The fixed arm set.
@@ -115,12 +117,12 @@ def run_snapshots(
     rounds = sorted({int(r) for r in rounds})
     if not rounds or rounds[0] < 1:
         raise InvalidInput(f"The 'rounds' parameter of along_run must be positive ints. Got {rounds} instead.")
-    if not isinstance(policy, bb.ModelBased):
+    if not isinstance(policy, bb.contract.ModelBased):
         raise InvalidInput(
-            f"The 'policy' parameter of along_run must act on a reward program (bayesbandit.ModelBased: model, "
+            f"The 'policy' parameter of along_run must act on a reward program (bayesbandit.contract.ModelBased: model, "
             f"bound, posterior_rows); got {type(policy).__name__}. Fix: use a GLM policy such as bb.GLMTSL(model)."
         )
-    bound: bb.BoundModel = policy.bound(arms.shape[1])
+    bound: bb.inference.BoundModel = policy.bound(arms.shape[1])
     if reward_fn is None:
         if theta_true is None:
             raise InvalidInput(

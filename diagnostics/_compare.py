@@ -120,7 +120,7 @@ class Comparison:
         )
 
 
-def _check_data(bound: bb.BoundModel, x, y, w) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _check_data(bound: bb.inference.BoundModel, x, y, w) -> tuple[jax.Array, jax.Array, jax.Array]:
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.ndim < 2 or x.shape[0] == 0:
@@ -251,7 +251,7 @@ def compare(
     """Fit Laplace, an FPL ensemble and NUTS to the same posterior and measure how far apart they are.
 
     With the weighted potential ``U(theta) = -log p(theta) - sum_i w_i log p(y_i | x_i, theta)``
-    in unconstrained space (:meth:`bayesbandit.BoundModel.potential`):
+    in unconstrained space (:meth:`bayesbandit.inference.BoundModel.potential`):
 
     * ``laplace``: ``N(bar theta, H^{-1})``, ``bar theta = argmin U``, ``H = nabla^2 U(bar theta)``;
       ``num_draws`` draws.
@@ -279,7 +279,7 @@ def compare(
 
     Parameters
     ----------
-    model : NumPyro program or bayesbandit.BoundModel
+    model : NumPyro program or bayesbandit.inference.BoundModel
         Any reward program (zoo or user-written; constrained latent sites allowed).
     x : array, shape (n, *feature_shape)
     y : array, shape (n,)

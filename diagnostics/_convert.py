@@ -1,7 +1,7 @@
 """Draws of a bound model -> :class:`arviz.InferenceData` (the one module that knows ArviZ's containers).
 
 Every method (Laplace, FPL, NUTS) produces flat *unconstrained* draws ``theta`` of shape
-``(chain, draw, p)``. This module maps them through :meth:`bayesbandit.BoundModel.constrain`
+``(chain, draw, p)``. This module maps them through :meth:`bayesbandit.inference.BoundModel.constrain`
 (vmapped) so the ``posterior`` group holds the program's own latent sites, constrained, with dims
 ``("chain", "draw", <site>_dim_0, ...)``, and keeps the same draws split per site, unconstrained,
 in the ``unconstrained_posterior`` group (an ArviZ schema group). When ArviZ moves to
@@ -33,19 +33,19 @@ SAMPLE_STATS_NAMES: dict[str, str] = {
 
 
 @functools.lru_cache(maxsize=128)
-def _vmapped(bound: bb.BoundModel, which: str):
+def _vmapped(bound: bb.inference.BoundModel, which: str):
     # Compiled once per bound model (and draw count), not once per call.
     return jax.jit(jax.vmap(getattr(bound, which)))
 
 
-def _per_site(bound: bb.BoundModel, draws: np.ndarray, which: str) -> dict[str, np.ndarray]:
+def _per_site(bound: bb.inference.BoundModel, draws: np.ndarray, which: str) -> dict[str, np.ndarray]:
     chains, num_draws, p = draws.shape
     flat = jnp.asarray(draws.reshape(chains * num_draws, p))
     values = _vmapped(bound, which)(flat)
     return {name: np.asarray(v).reshape(chains, num_draws, *np.shape(v)[1:]) for name, v in values.items()}
 
 
-def flat_parameter_names(bound: bb.BoundModel) -> list[str]:
+def flat_parameter_names(bound: bb.inference.BoundModel) -> list[str]:
     """Labels of the flat unconstrained vector, in :func:`jax.flatten_util.ravel_pytree` order.
 
     A site ``theta`` of shape ``(3,)`` gives ``theta[0], theta[1], theta[2]``; a scalar site
@@ -62,7 +62,7 @@ def flat_parameter_names(bound: bb.BoundModel) -> list[str]:
 
 
 def to_inference_data(
-    bound: bb.BoundModel,
+    bound: bb.inference.BoundModel,
     draws: np.ndarray,
     *,
     method: str,

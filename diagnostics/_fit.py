@@ -2,7 +2,7 @@
 
 Each fitter returns a :class:`MethodFit` with flat *unconstrained* draws of shape
 ``(chain, draw, p)`` and a Gaussian summary of them in the same space. All three work on the
-same weighted potential :meth:`bayesbandit.BoundModel.potential`, so weighted or compressed
+same weighted potential :meth:`bayesbandit.inference.BoundModel.potential`, so weighted or compressed
 histories (per-arm counts and mean rewards) are handled identically by every method.
 """
 
@@ -39,8 +39,8 @@ class MethodFit(NamedTuple):
 
 
 def fit_laplace(
-    bound: bb.BoundModel, x: jax.Array, y: jax.Array, w: jax.Array, key: jax.Array, *, num_draws: int
-) -> tuple[MethodFit, bb.Laplace]:
+    bound: bb.inference.BoundModel, x: jax.Array, y: jax.Array, w: jax.Array, key: jax.Array, *, num_draws: int
+) -> tuple[MethodFit, bb.inference.Laplace]:
     """Laplace approximation ``N(bar theta, H^{-1})`` and ``num_draws`` draws from it.
 
     ``bar theta`` minimises the potential ``U`` (damped Newton) and ``H = nabla^2 U(bar theta)``
@@ -50,7 +50,7 @@ def fit_laplace(
     -------
     fit : MethodFit
         Draws of shape ``(1, num_draws, p)``; ``mean``/``cov`` are the exact Gaussian.
-    laplace : bayesbandit.Laplace
+    laplace : bayesbandit.inference.Laplace
         The fitted approximation (its MAP warm-starts FPL and initialises NUTS).
     """
     start = time.perf_counter()
@@ -66,7 +66,7 @@ def fit_laplace(
 
 
 def fit_fpl(
-    bound: bb.BoundModel,
+    bound: bb.inference.BoundModel,
     x: jax.Array,
     y: jax.Array,
     w: jax.Array,
@@ -105,7 +105,7 @@ def fit_fpl(
 
 
 def fit_nuts(
-    bound: bb.BoundModel,
+    bound: bb.inference.BoundModel,
     x: jax.Array,
     y: jax.Array,
     w: jax.Array,
@@ -176,7 +176,7 @@ def fit_nuts(
 
 
 @functools.lru_cache(maxsize=64)
-def _laplace_fn(bound: bb.BoundModel, num_draws: int):
+def _laplace_fn(bound: bb.inference.BoundModel, num_draws: int):
     @jax.jit
     def fn(x, y, w, key):
         post = bb.laplace(bound, x, y, w)
@@ -186,7 +186,7 @@ def _laplace_fn(bound: bb.BoundModel, num_draws: int):
 
 
 @functools.lru_cache(maxsize=64)
-def _fpl_fn(bound: bb.BoundModel, num_draws: int, batch: int):
+def _fpl_fn(bound: bb.inference.BoundModel, num_draws: int, batch: int):
     @jax.jit
     def fn(x, y, w, key, a, init):
         def one(k):
@@ -200,7 +200,7 @@ def _fpl_fn(bound: bb.BoundModel, num_draws: int, batch: int):
 
 @functools.lru_cache(maxsize=64)
 def _nuts_fn(
-    bound: bb.BoundModel,
+    bound: bb.inference.BoundModel,
     num_warmup: int,
     num_draws: int,
     chain_method: str,

@@ -87,8 +87,8 @@ def _enable_compilation_cache() -> None:
     """The persistent compilation cache, unless ``BAYESBANDIT_JAX_CACHE`` is set empty; never fatal."""
     if os.environ.get("BAYESBANDIT_JAX_CACHE") == "":
         return
-    from bayesbandit.compilation_cache import enable_compilation_cache
     from bayesbandit.errors import InvalidInput
+    from bayesbandit.runtime import enable_compilation_cache
 
     try:
         enable_compilation_cache()
@@ -138,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     _enable_compilation_cache()
-    from bayesbandit.precision import enable_x64
-    from bayesbandit.threefry import enable_fast_rng
+    from bayesbandit.runtime import enable_fast_rng, enable_x64
 
     enable_x64()  # this process is ours: the experiments' Newton solves need float64
     enable_fast_rng()  # and its random draws on CPU compile without loops (the same numbers)

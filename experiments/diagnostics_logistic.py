@@ -57,7 +57,7 @@ def run(
     progress : bool
         Print a line per stage.
     """
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = (

@@ -46,10 +46,10 @@ import xarray as xr
 from bayesbandit.experiments._stored import load_stored, store
 from bayesbandit.models import logistic
 
-from bayesbandit import enable_x64
 from bayesbandit.envs import LogisticBandit, describe
 from bayesbandit.inference import DenseNewton
 from bayesbandit.policies import GLMFPL, GLMTSL, GLMUCB, UCBGLM, theory
+from bayesbandit.runtime import enable_x64
 from bayesbandit.sim import plot_regret, simulate, summarize, summary_markdown, thin
 from bayesbandit.validation import check_int
 

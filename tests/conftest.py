@@ -20,8 +20,8 @@ import pytest  # noqa: E402
 
 import bayesbandit  # noqa: E402
 
-bayesbandit.enable_x64()
-bayesbandit.enable_fast_rng()  # the same random numbers as JAX's CPU lowering (tests/test_threefry.py)
+bayesbandit.runtime.enable_x64()
+bayesbandit.runtime.enable_fast_rng()  # the same random numbers as JAX's CPU lowering (tests/test_threefry.py)
 
 # One persistent compilation cache per session, shared by the xdist workers (they inherit the
 # variable from the controller): modules compile many of the same programs, and each module
@@ -31,7 +31,7 @@ _OWN_CACHE = "BAYESBANDIT_TEST_JAX_CACHE" not in os.environ  # this process made
 if _OWN_CACHE:
     os.environ["BAYESBANDIT_TEST_JAX_CACHE"] = tempfile.mkdtemp(prefix="bayesbandit-test-jax-")
 if os.environ["BAYESBANDIT_TEST_JAX_CACHE"] != "off":
-    bayesbandit.enable_compilation_cache(os.environ["BAYESBANDIT_TEST_JAX_CACHE"])
+    bayesbandit.runtime.enable_compilation_cache(os.environ["BAYESBANDIT_TEST_JAX_CACHE"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
 
 

@@ -295,7 +295,7 @@ HOST_ENV = bb.envs.SyntheticCatalogue(initial_arms=1000, d=6, horizon=3000, add_
 
 @functools.cache
 def host_results(case: Case, seed: int = 0) -> Any:
-    return bb.simulate_catalogue({case.name: case.make()}, HOST_ENV, runs=3, seed=seed).sel(policy=case.name)
+    return bb.sim.simulate_catalogue({case.name: case.make()}, HOST_ENV, runs=3, seed=seed).sel(policy=case.name)
 
 
 def check_host_learns(case: Case) -> None:
@@ -309,7 +309,7 @@ def check_host_learns(case: Case) -> None:
 def check_host_same_seed_same_actions(case: Case) -> None:
     """The same seed gives the same actions; another seed, others."""
     a = host_results(case).action.values
-    b = bb.simulate_catalogue({case.name: case.make()}, HOST_ENV, runs=3, seed=0).action.values[0]
+    b = bb.sim.simulate_catalogue({case.name: case.make()}, HOST_ENV, runs=3, seed=0).action.values[0]
     assert np.array_equal(a, b), f"{case.name}: one seed gave two action sequences"
     assert not np.array_equal(a, host_results(case, seed=1).action.values), f"{case.name}: two seeds, one sequence"
 
@@ -380,7 +380,7 @@ HOST_CHECKS = [
 
 
 # ------------------------------------------------------------------------------ combinatorial policies
-# Super-arm policies (semi-bandit feedback, bayesbandit.Combinatorial): one line each, the checks below.
+# Super-arm policies (semi-bandit feedback, bayesbandit.contract.Combinatorial): one line each, the checks below.
 COMB_K, COMB_N, COMB_D, COMB_HORIZON = 3, 20, 4, 300
 
 COMB_CASES = [

@@ -104,7 +104,7 @@ def saved(tmp_path_factory):
 MISMATCHES = [
     (lambda: bb.GLMFPL(logistic(), a=1.0), {}, "written for policy .*GLMTSL, not .*GLMFPL"),
     (lambda: bb.GLMTSL(logistic(), a=2.0), {}, r"other hyper-parameters: a=1\.0 \(given 2\.0\)"),
-    (lambda: bb.GLMTSL(logistic(), a=1.0, solver=bb.DenseNewton(max_steps=5)), {}, "solver="),
+    (lambda: bb.GLMTSL(logistic(), a=1.0, solver=bb.inference.DenseNewton(max_steps=5)), {}, "solver="),
     (lambda: bb.GLMTSL(logistic(prior_scale=3.0), a=1.0), {}, "another reward program"),
     (lambda: bb.GLMTSL(probit(), a=1.0), {}, "another reward program"),
     (lambda: bb.GLMTSL(logistic(), a=1.0), {"arms": ARMS + 0.5}, "another arm set"),

@@ -10,7 +10,7 @@ import bayesbandit as bb
 from bayesbandit.errors import InvalidInput
 from bayesbandit.oracles import TopK
 
-bb.enable_x64()
+bb.runtime.enable_x64()
 RNG = np.random.default_rng(3)
 ARMS = RNG.uniform(-1, 1, (12, 3))
 THETA = np.array([1.0, -1.0, 0.5])

@@ -84,7 +84,7 @@ def test_errors_subclass_the_natural_builtins():
         lambda: bb.GLMFPL(models.logistic(), 0.5),
         lambda: bb.LinTS(1.0, 0.5),
         lambda: bb.LinUCB(1.0),
-        lambda: bb.DenseNewton(3),
+        lambda: bb.inference.DenseNewton(3),
     ],
 )
 def test_hyper_parameters_are_keyword_only(make):

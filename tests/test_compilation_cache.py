@@ -18,7 +18,7 @@ def test_compiled_programs_are_stored_in_the_folder(tmp_path):
         import jax, jax.numpy as jnp
         import bayesbandit as bb
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-        bb.enable_compilation_cache({str(tmp_path / "cache")!r})
+        bb.runtime.enable_compilation_cache({str(tmp_path / "cache")!r})
         jax.block_until_ready(jax.jit(lambda x: jnp.linalg.cholesky(x @ x.T + jnp.eye(4)))(jnp.ones((4, 4))))
         """
     )
@@ -29,4 +29,4 @@ def test_compiled_programs_are_stored_in_the_folder(tmp_path):
 def test_a_file_is_not_a_cache_folder(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidInput, match="cannot use"):
-        bb.enable_compilation_cache(tmp_path / "file" / "cache")
+        bb.runtime.enable_compilation_cache(tmp_path / "file" / "cache")

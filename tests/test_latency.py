@@ -21,8 +21,8 @@ PLAY = textwrap.dedent(
     from bayesbandit.models import logistic
 
     if sys.argv[2] == "low-latency":
-        bb.enable_low_latency()
-    bb.enable_x64()
+        bb.runtime.enable_low_latency()
+    bb.runtime.enable_x64()
     rng = np.random.default_rng(0)
     arms = rng.uniform(-1.0, 1.0, (30, 4))
     theta = rng.normal(0.0, 1.0, 4)
@@ -36,7 +36,7 @@ PLAY = textwrap.dedent(
     out.update({f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(agent.state))})
     if sys.argv[2] == "default":  # a computation has run: too late now
         try:
-            bb.enable_low_latency()
+            bb.runtime.enable_low_latency()
         except bb.errors.ConfigurationError as error:
             out["late"] = np.array(str(error))
     np.savez(sys.argv[1], **out)

@@ -76,7 +76,7 @@ def test_scan_host_and_sweep_play_the_rounds_of_play_round():
 def test_catalogue_runner_plays_the_rounds_of_play_round():
     env = SyntheticCatalogue(initial_arms=40, d=3, horizon=H, add_every=4, add_count=2, remove_count=1)
     policy = bb.SubTS(beta=0.5, index="exact")
-    ds = bb.simulate_catalogue({"ts": policy}, env, runs=RUNS, seed=SEED)
+    ds = bb.sim.simulate_catalogue({"ts": policy}, env, runs=RUNS, seed=SEED)
     for r in range(RUNS):
         run, rng = env.reset(SEED, r), np.random.default_rng([SEED, r, 1])
         state = policy.init(env.initial(run))
@@ -105,8 +105,12 @@ class _FnBandit:
     def arms(self, env_state: jax.Array, t: Any) -> jax.Array:
         return self.arm_set
 
-    def pull(self, env_state: jax.Array, action: jax.Array, key: jax.Array, t: Any) -> tuple[jax.Array, bb.Outcome]:
-        return jnp.asarray(self.reward_fn(key, action), float), bb.Outcome(env_state[action], jnp.max(env_state))
+    def pull(
+        self, env_state: jax.Array, action: jax.Array, key: jax.Array, t: Any
+    ) -> tuple[jax.Array, bb.contract.Outcome]:
+        return jnp.asarray(self.reward_fn(key, action), float), bb.contract.Outcome(
+            env_state[action], jnp.max(env_state)
+        )
 
 
 def test_along_run_plays_the_rounds_of_play_round():

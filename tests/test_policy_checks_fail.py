@@ -16,7 +16,7 @@ import bayesbandit as bb
 from bayesbandit.policies.linear.lin_ts import LinTSInfo
 
 
-@bb.register_policy(data_fields=["lam", "v"])
+@bb.contract.register_policy(data_fields=["lam", "v"])
 class NotJittable(bb.LinTS):
     """Branches in Python on a traced value: breaks jit."""
 
@@ -26,7 +26,7 @@ class NotJittable(bb.LinTS):
         return super().select(state, arms, key)
 
 
-@bb.register_policy(data_fields=["lam", "v"])
+@bb.contract.register_policy(data_fields=["lam", "v"])
 class DriftingState(bb.LinTS):
     """Its round counter turns from int32 into int64 after the first update: breaks stable dtypes
     (and so compile-once: the next select sees a new type)."""
@@ -39,7 +39,7 @@ class DriftingState(bb.LinTS):
 _TRACES = itertools.count()
 
 
-@bb.register_policy(data_fields=["lam", "v"])
+@bb.contract.register_policy(data_fields=["lam", "v"])
 class HiddenRNG(bb.LinTS):
     """Draws from a key made when it is traced (a hidden global stream) instead of the key it is
     given: breaks same seed, same actions."""
@@ -48,7 +48,7 @@ class HiddenRNG(bb.LinTS):
         return super().select(state, arms, jax.random.PRNGKey(next(_TRACES)))
 
 
-@bb.register_policy(data_fields=["lam", "v"])
+@bb.contract.register_policy(data_fields=["lam", "v"])
 class Uniform(bb.LinTS):
     """Ignores what it learned: breaks learning."""
 
@@ -143,7 +143,7 @@ def test_host_check_fails_on_a_broken_policy(check, cls):
         pc.clear_caches()
 
 
-@bb.register_policy(data_fields=["lam", "alpha"])
+@bb.contract.register_policy(data_fields=["lam", "alpha"])
 class RepeatsAnArm(bb.C2UCB):
     """Puts its best arm in the super arm twice: breaks the super arm's shape."""
 
@@ -152,7 +152,7 @@ class RepeatsAnArm(bb.C2UCB):
         return action.at[-1].set(action[0]), info
 
 
-@bb.register_policy(data_fields=["lam", "alpha"])
+@bb.contract.register_policy(data_fields=["lam", "alpha"])
 class CombHiddenRNG(bb.PC2UCB):
     """Perturbs with a key made at trace time, not the one it is given: breaks same seed, same actions."""
 
@@ -160,7 +160,7 @@ class CombHiddenRNG(bb.PC2UCB):
         return super().select(state, arms, jax.random.PRNGKey(next(_TRACES)))
 
 
-@bb.register_policy(data_fields=["lam", "alpha"])
+@bb.contract.register_policy(data_fields=["lam", "alpha"])
 class RandomSuperArm(bb.C2UCB):
     """Scores every arm at random: breaks learning."""
 

@@ -1,6 +1,6 @@
 """64-bit mode is the user's choice: both modes, each where it works.
 
-The rest of the suite runs with 64-bit mode on (``conftest.py`` calls ``bb.enable_x64()``).
+The rest of the suite runs with 64-bit mode on (``conftest.py`` calls ``bb.runtime.enable_x64()``).
 Here a fresh interpreter, where nothing turned it on, checks that the policies that work in
 float32 (ridge policies, GLM-FPL on a first-order solver) learn in it, and that the Newton-based
 inference refuses to run instead of returning a silently wrong factor.
@@ -25,7 +25,7 @@ problems = {  # each policy on a problem of its family
     "lin_ts": (bb.LinTS(v=0.5), LinearBandit(K=20, d=4, noise=0.5)),
     "lin_ucb": (bb.LinUCB(alpha=0.5), LinearBandit(K=20, d=4, noise=0.5)),
     "fpl_first_order": (
-        bb.GLMFPL(logistic(), a=0.5, solver=bb.FirstOrder(optax.adam(0.05), num_steps=5)),
+        bb.GLMFPL(logistic(), a=0.5, solver=bb.inference.FirstOrder(optax.adam(0.05), num_steps=5)),
         LogisticBandit(K=20, d=4, theta_cov="unit"),
     ),
 }

@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent(
     from bayesbandit.models import logistic
 
     warnings.simplefilter("ignore", RuntimeWarning)  # JAX's own warning at os.fork()
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     ARMS = np.random.default_rng(0).uniform(-1, 1, (12, 3))
 
 

@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent(
     from bayesbandit.models import logistic
     from bayesbandit.oracles import TopK
 
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     fixed = bb.envs.LogisticBandit(K=12, d=3)
     contextual = bb.envs.ContextualLogisticBandit(K=6, d=3)
     semi = bb.envs.ClusteredSemiBandit(phi=1.0, oracle=TopK(k=5), num_arms=40)

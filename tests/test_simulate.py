@@ -148,14 +148,14 @@ def test_netcdf_round_trip(results, tmp_path):
 
 
 def test_summary_and_plot(results, tmp_path):
-    df = bb.summarize(results)
+    df = bb.sim.summarize(results)
     assert list(df.index) == ["ts", "ts_copy", "ucb"]
     assert {"regret", "regret_se", "compile_s", "run_s", "wall_s", "rounds_per_s"} <= set(df.columns)
     np.testing.assert_allclose(df.loc["ts", "regret"], results.regret.sel(policy="ts").sum("round").mean())
     md = summary_markdown(df)
     assert md.splitlines()[0].startswith("| policy | regret")
     path = tmp_path / "r.png"
-    bb.plot_regret(results, path)
+    bb.sim.plot_regret(results, path)
     assert path.stat().st_size > 1000
     results.bandit.plot(tmp_path / "r2.png")
     assert (tmp_path / "r2.png").exists()

@@ -21,7 +21,7 @@ KNOWN_ANSWERS = [
 
 
 def test_the_hash_gives_the_known_answers_compiled_and_in_numpy():
-    bb.enable_fast_rng()  # the harness has done it; a second call changes nothing
+    bb.runtime.enable_fast_rng()  # the harness has done it; a second call changes nothing
     hash_jit = jax.jit(threefry_2x32)
     for key, counter, expected in KNOWN_ANSWERS:
         got = np.asarray(hash_jit(np.uint32(key), np.uint32(counter)))
@@ -43,9 +43,9 @@ DRAWS = textwrap.dedent(
     import bayesbandit as bb
     from bayesbandit.models import logistic
 
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     if sys.argv[2] == "fast":
-        bb.enable_fast_rng()
+        bb.runtime.enable_fast_rng()
     key = jax.random.key(7)
     keys = jax.random.split(key, 5)
     out = {

@@ -22,7 +22,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import Buffered, Catalogued, Combinatorial, Explains, ModelBased, policy_kind
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
 from bayesbandit.agent._calls import CompileAhead, calls_for
@@ -36,6 +35,7 @@ from bayesbandit.agent._persist import (
     state_from_arrays,
 )
 from bayesbandit.checkpoint import array_fingerprint, read_checkpoint, write_checkpoint
+from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Explains, ModelBased, policy_kind
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
 from bayesbandit.validation import check_action, check_arms, check_feedback, check_int, check_item_ids
 
@@ -51,7 +51,7 @@ class Agent:
         A policy, e.g. ``bb.GLMTSL(logistic(), a=1.0)`` or ``bb.SubTS()``.
     arms : array, shape (K, d), or Catalogue, optional
         A fixed arm set; then ``select()`` takes no argument. For a catalogue policy
-        (:class:`~bayesbandit.Catalogued`: ``SubTS``, ``SubElim``), the initial catalogue, a
+        (:class:`~bayesbandit.contract.Catalogued`: ``SubTS``, ``SubElim``), the initial catalogue, a
         :class:`~bayesbandit.Catalogue` of ids and features or a ``(K, d)`` array (ids ``0 .. K-1``);
         ``select()`` returns an item id, and ``add_arms`` / ``remove_arms`` change the catalogue.
     d : int, optional
@@ -72,7 +72,7 @@ class Agent:
     >>> import numpy as np
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import logistic
-    >>> bb.enable_x64()
+    >>> bb.runtime.enable_x64()
     >>> arms = np.random.default_rng(0).uniform(-1, 1, (10, 3))
     >>> agent = bb.Agent(bb.GLMTSL(logistic()), arms=arms, seed=0)
     >>> arm = agent.select()
@@ -380,7 +380,7 @@ class Agent:
 
     # ------------------------------------------------------------------------------ the catalogue
     def add_arms(self, ids: Any, features: Any) -> None:
-        """Items arriving in the catalogue (a :class:`~bayesbandit.Catalogued` policy): validated first.
+        """Items arriving in the catalogue (a :class:`~bayesbandit.contract.Catalogued` policy): validated first.
 
         Raises
         ------
@@ -392,7 +392,7 @@ class Agent:
         self.state = self._catalogue_policy("add_arms").add_arms(self.state, ids, features)
 
     def remove_arms(self, ids: Any) -> None:
-        """Items leaving the catalogue (a :class:`~bayesbandit.Catalogued` policy): validated first.
+        """Items leaving the catalogue (a :class:`~bayesbandit.contract.Catalogued` policy): validated first.
 
         Raises
         ------

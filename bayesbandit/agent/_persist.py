@@ -4,7 +4,7 @@ A checkpoint (:mod:`bayesbandit.checkpoint`: JSON header and raw arrays, no pick
 written atomically) holds the agent's PRNG key, its arm sets and its policy state behind a header
 naming the policy's class and hyper-parameters, a fingerprint of the reward program's behaviour,
 a fingerprint of the fixed arm set, and the state's layout. A JAX policy's state is its pytree's
-leaves; a host policy's is what its :class:`~bayesbandit.HostState` capability gives (an index
+leaves; a host policy's is what its :class:`~bayesbandit.contract.HostState` capability gives (an index
 included), in the same file. A load takes the policy from the caller and refuses
 (:class:`~bayesbandit.errors.CheckpointError`) a file written for another policy, program, arm set
 or state layout.
@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import HostState, ModelBased
+from bayesbandit.contract import HostState, ModelBased
 from bayesbandit.errors import CheckpointError, InvalidInput
 from bayesbandit.inference.fingerprint import program_fingerprint
 
@@ -71,7 +71,7 @@ def state_arrays(policy: Any, kind: str, state: Any) -> tuple[dict[str, Any], li
     Raises
     ------
     InvalidInput
-        A host policy without the :class:`~bayesbandit.HostState` capability.
+        A host policy without the :class:`~bayesbandit.contract.HostState` capability.
     """
     if kind == "jax":
         return _layout(state), [np.asarray(x) for x in jax.tree.leaves(state)]

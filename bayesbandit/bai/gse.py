@@ -10,7 +10,7 @@ Sequential halving with a joint model of the arms. With ``s`` the smallest integ
    - linear (Eq. 1): ``theta_t = V_t^+ b_t`` with ``V_t = sum_j X_j X_j^T``, ``b_t = sum_j X_j Y_j``
      (the pseudo-inverse: a stage whose budget is below ``d_t`` leaves directions unobserved);
    - any reward program (Eq. 4 generalised): the MAP of the program on the stage's rows, by the
-     spine's Newton (:class:`bayesbandit.DenseNewton`); the program's prior is the ridge that
+     spine's Newton (:class:`bayesbandit.inference.DenseNewton`); the program's prior is the ridge that
      keeps it finite under the separation small Bernoulli stages often show. Arms are ranked by
      the natural parameter (the linear predictor of a canonical GLM), which a saturated mean
      function cannot tie;

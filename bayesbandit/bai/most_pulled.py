@@ -2,7 +2,7 @@
 
 Azizi et al. (2022, sec. 8) compare GSE with LinUCB (Li et al. 2010) and UCB-GLM (Li, Lu and Zhou
 2017) this way. :class:`MostPulled` turns *any* policy of the core contract
-(:mod:`bayesbandit._base`: ``init`` / ``select`` / ``update``) into a BAI algorithm: the policy
+(:mod:`bayesbandit.contract`: ``init`` / ``select`` / ``update``) into a BAI algorithm: the policy
 plays ``B`` rounds on the instance's arms, its rewards come from the stack of rewards (the ``j``-th
 pull of arm ``i`` is the same draw for every algorithm), and the arm it pulled most is
 recommended (ties at random). Sequential, so its cost is ``B`` times the policy's per-round cost.
@@ -21,9 +21,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import policy_kind
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance, stack_rewards, streams
+from bayesbandit.contract import policy_kind
 from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
 

@@ -1,6 +1,6 @@
 """Pieces shared by the synthetic environments: instances, the theta* covariance, uniform arms.
 
-The environment contract is in :mod:`bayesbandit._base` (``reset``, ``arms``,
+The environment contract is in :mod:`bayesbandit.contract` (``reset``, ``arms``,
 ``pull -> (feedback, Outcome)``, ``fixed_arms``).
 
 Common random numbers: the synthetic GLM environments draw the rewards of *all* ``K`` arms of a

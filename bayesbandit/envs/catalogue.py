@@ -1,6 +1,6 @@
 """Catalogue environments: linear bandits over arms with ids that arrive and leave while running.
 
-A catalogue environment (the :class:`bayesbandit.CatalogueEnv` contract) is a frozen dataclass of
+A catalogue environment (the :class:`bayesbandit.contract.CatalogueEnv` contract) is a frozen dataclass of
 settings whose ``reset(seed, run)`` draws one problem (:class:`CatalogueRun`, a host object): the
 initial catalogue, every arrival and departure, the reward noise of every round. ``reset`` with
 the same ``(seed, run)`` gives the same problem, so every policy of a comparison plays the same
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from bayesbandit._base import Outcome
+from bayesbandit.contract import Outcome
 from bayesbandit.index import Catalogue, FeatureStore
 from bayesbandit.validation import check_int, check_scalar
 
@@ -116,7 +116,7 @@ class CatalogueRun:
 
 
 class CatalogueRounds:
-    """The round functions of a catalogue environment (:class:`bayesbandit.CatalogueEnv`) over its problem."""
+    """The round functions of a catalogue environment (:class:`bayesbandit.contract.CatalogueEnv`) over its problem."""
 
     def initial(self, env_state: CatalogueRun) -> Catalogue:
         """The catalogue live at round 0."""

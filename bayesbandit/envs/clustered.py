@@ -29,8 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import Outcome
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import Outcome
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
@@ -134,7 +134,7 @@ class ClusteredSemiBandit:
     def pull(
         self, env_state: ClusteredInstance, action: Array, key: PRNGKey, t: ArrayLike = 0
     ) -> tuple[Array, Outcome]:
-        """``+-1`` rewards of the ``k`` chosen arms, and the round's :class:`~bayesbandit.Outcome`."""
+        """``+-1`` rewards of the ``k`` chosen arms, and the round's :class:`~bayesbandit.contract.Outcome`."""
         u = jax.random.uniform(key, env_state.means.shape, dtype=env_state.means.dtype)
         rewards = jnp.where(2.0 * u < 1.0 + env_state.means, 1.0, -1.0)
         return rewards[action], Outcome(jnp.sum(env_state.means[action]), env_state.best)

@@ -13,8 +13,8 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import Outcome
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import Outcome
 from bayesbandit.envs._common import ContextualInstance, Instance, check_sizes, theta_variance, uniform_arms
 from bayesbandit.validation import check_scalar
 
@@ -59,7 +59,7 @@ class _FixedGLMBandit:
         return env_state.arms
 
     def pull(self, env_state: Instance, action: Array, key: PRNGKey, t: ArrayLike = 0) -> tuple[Array, Outcome]:
-        """Reward of arm ``action`` and the round's :class:`~bayesbandit.Outcome` (``t`` is ignored)."""
+        """Reward of arm ``action`` and the round's :class:`~bayesbandit.contract.Outcome` (``t`` is ignored)."""
         reward = self._sample(key, env_state.means)[action]
         return reward, Outcome(env_state.means[action], env_state.best_mean)
 
@@ -202,7 +202,7 @@ class ContextualLogisticBandit:
         return uniform_arms(jax.random.fold_in(env_state.key, t), self.K, self.d)
 
     def pull(self, env_state: ContextualInstance, action: Array, key: PRNGKey, t: ArrayLike) -> tuple[Array, Outcome]:
-        """Reward of arm ``action`` in round ``t``, and the round's :class:`~bayesbandit.Outcome`.
+        """Reward of arm ``action`` in round ``t``, and the round's :class:`~bayesbandit.contract.Outcome`.
 
         The oracle maximises over round ``t``'s ``K`` arms (they are new every round).
         """

@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import Outcome
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import Outcome
 from bayesbandit.datasets.images import ImageData
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_int, check_scalar

@@ -34,8 +34,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import Outcome
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import Outcome
 from bayesbandit.datasets.promotion import PromotionData, promotion_data
 from bayesbandit.errors import InvalidInput
 from bayesbandit.oracles import ExclusiveAssignment, TopK
@@ -292,7 +292,7 @@ class PromotionEnv:
         return jnp.asarray(self.rewards)[self.users(env_state, t)].T
 
     def pull(self, env_state: PromotionInstance, action: Array, key: PRNGKey, t: ArrayLike) -> tuple[Array, Outcome]:
-        """Ratings of the chosen (promotion, user) pairs ``(M k,)``, and the round's :class:`~bayesbandit.Outcome`.
+        """Ratings of the chosen (promotion, user) pairs ``(M k,)``, and the round's :class:`~bayesbandit.contract.Outcome`.
 
         ``action`` holds lifted indices ``j N + i``. The best value is the oracle's on the true
         ratings; ``key`` only feeds a ``"random"`` tie rule.

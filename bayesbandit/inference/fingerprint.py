@@ -62,7 +62,7 @@ def program_fingerprint(bound: BoundModel) -> str:
     >>> import bayesbandit as bb
     >>> from bayesbandit.inference.fingerprint import program_fingerprint
     >>> from bayesbandit.models import logistic
-    >>> jax.config.update("jax_enable_x64", True)  # or bb.enable_x64()
+    >>> jax.config.update("jax_enable_x64", True)  # or bb.runtime.enable_x64()
     >>> a = program_fingerprint(bb.bind(logistic(prior_scale=2.0), np.zeros((2, 3))))
     >>> a == program_fingerprint(bb.bind(logistic(prior_scale=2.0), np.zeros((2, 3))))
     True
@@ -72,7 +72,7 @@ def program_fingerprint(bound: BoundModel) -> str:
     if not jax.config.read("jax_enable_x64"):
         raise PrecisionError(
             "program_fingerprint needs JAX's 64-bit mode (it evaluates the program in float64), but it is off. "
-            "Fix: call bayesbandit.enable_x64() or jax.config.update('jax_enable_x64', True) (or set "
+            "Fix: call bayesbandit.runtime.enable_x64() or jax.config.update('jax_enable_x64', True) (or set "
             "JAX_ENABLE_X64=1) first."
         )
     feature_shape = tuple(int(s) for s in bound.feature_shape)

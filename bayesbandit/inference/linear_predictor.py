@@ -73,7 +73,7 @@ _RTOL = 1e-9
 
 
 class BoundProgram(Protocol):
-    """What the fast path reads from a bound reward program; :class:`bayesbandit.BoundModel` is one."""
+    """What the fast path reads from a bound reward program; :class:`bayesbandit.inference.BoundModel` is one."""
 
     @property
     def feature_shape(self) -> tuple[int, ...]: ...

@@ -77,7 +77,7 @@ def rank_one_laplace(
 ) -> NewtonResult:
     """MAP and Hessian factor of ``N(mean, (chol chol^T)^{-1})`` times one row's likelihood (module docstring).
 
-    Only valid when :attr:`bayesbandit.BoundModel.linear_predictor` is not ``None``.
+    Only valid when :attr:`bayesbandit.inference.BoundModel.linear_predictor` is not ``None``.
 
     Parameters
     ----------

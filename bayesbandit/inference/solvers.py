@@ -8,7 +8,7 @@ A solver is a frozen dataclass with two pure functions over a *fit* (a NamedTupl
     fit, info = solver.fit(bound, row, fit, prior=fit)  # online Laplace: the last fit is the prior
 
 ``rows = (x, y, w)`` are the weighted rows of the history
-(:meth:`bayesbandit.BoundModel.potential`). ``info.converged`` is the flag runners read.
+(:meth:`bayesbandit.inference.BoundModel.potential`). ``info.converged`` is the flag runners read.
 ``prior=`` (a fit with the Hessian's factor ``chol``) replaces the program's prior by the Gaussian
 ``N(prior.theta, (prior.chol prior.chol^T)^{-1})``: only solvers that keep the Hessian's factor
 (``provides_curvature``) can do it; the others raise :class:`~bayesbandit.errors.InvalidInput`.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bayesbandit._base import RewardSupport
+from bayesbandit.contract import RewardSupport
 from bayesbandit.inference.potential import BoundModel, bound_for
 
 __all__ = ["ProgramPolicy"]

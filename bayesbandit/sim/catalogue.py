@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayesbandit._base import policy_kind
+from bayesbandit.contract import policy_kind
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.round import play_round
 from bayesbandit.validation import check_int
@@ -117,7 +117,7 @@ def simulate_catalogue(
     policies : mapping of name -> policy
         ``kind = "host"`` policies with ``add_arms`` / ``remove_arms`` (e.g. ``SubTS``, ``SubElim``).
     env : catalogue environment
-        A :class:`bayesbandit.CatalogueEnv` (:mod:`bayesbandit.envs.catalogue`).
+        A :class:`bayesbandit.contract.CatalogueEnv` (:mod:`bayesbandit.envs.catalogue`).
     horizon : int, optional
         Rounds per run (default: ``env.horizon``).
     runs, seed : int

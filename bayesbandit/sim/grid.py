@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from bayesbandit._base import Combinatorial, ModelBased, policy_kind
+from bayesbandit.contract import Combinatorial, ModelBased, policy_kind
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.round import init_run, key_streams, play_round
 from bayesbandit.validation import check_int

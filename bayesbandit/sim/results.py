@@ -150,11 +150,11 @@ class BanditAccessor:
         self._ds = ds
 
     def plot(self, path: str | Path | None = None, **kwargs: Any):
-        """See :func:`bayesbandit.plot_regret`."""
+        """See :func:`bayesbandit.sim.plot_regret`."""
         return plot_regret(self._ds, path, **kwargs)
 
     def summary(self) -> pd.DataFrame:
-        """See :func:`bayesbandit.summarize`."""
+        """See :func:`bayesbandit.sim.summarize`."""
         return summarize(self._ds)
 
     def cumulative_regret(self) -> xr.DataArray:

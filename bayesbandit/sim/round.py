@@ -29,8 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit._base import Outcome
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import Outcome
 
 __all__ = ["RunKeys", "Round", "key_streams", "init_run", "round_key", "play_round", "INIT_ROUND"]
 
@@ -110,14 +110,14 @@ def play_round(
 ) -> tuple[Any, Round]:
     """Round ``t`` of one run: the policy selects, the environment answers, the policy updates.
 
-    On a catalogue environment (:class:`bayesbandit.CatalogueEnv`, the one with ``changes``) the
+    On a catalogue environment (:class:`bayesbandit.contract.CatalogueEnv`, the one with ``changes``) the
     round first hands the catalogue's change to ``policy.remove_arms`` / ``add_arms``, and
     ``select`` and ``update`` get ``arms=None``: the policy holds the catalogue.
 
     Parameters
     ----------
     policy, env
-        A policy and an environment on the contract of :mod:`bayesbandit._base`.
+        A policy and an environment on the contract of :mod:`bayesbandit.contract`.
     env_state, policy_state
         The run's instance and the policy's state before the round.
     pull_key, policy_key : PRNGKey or numpy.random.Generator

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 import xarray as xr
 
-from bayesbandit._base import Combinatorial, ModelBased, policy_kind
+from bayesbandit.contract import Combinatorial, ModelBased, policy_kind
 from bayesbandit.envs import describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.host import run_host
@@ -103,7 +103,7 @@ def simulate(
         ``converged`` false). Attributes: ``horizon``, ``runs``, ``seed``, ``devices`` (the
         compiled runs are split over every device: :mod:`bayesbandit.sim.scan`),
         ``env`` (description), versions. Save with ``ds.to_netcdf(path)``; plot with
-        :func:`bayesbandit.plot_regret`; tabulate with :func:`bayesbandit.summarize`.
+        :func:`bayesbandit.sim.plot_regret`; tabulate with :func:`bayesbandit.sim.summarize`.
 
     Examples
     --------

@@ -106,7 +106,7 @@ def test_the_movie_bandit_grows_by_two_every_20_rounds_and_policies_learn(tmp_pa
             assert t % 20 == 0 and change.add_ids.size == 2
             assert not seen & set(change.add_ids.tolist())
             seen |= set(change.add_ids.tolist())
-    ds = bb.simulate_catalogue({"ts": bb.SubTS(index="exact", beta=0.5)}, env, runs=4)
+    ds = bb.sim.simulate_catalogue({"ts": bb.SubTS(index="exact", beta=0.5)}, env, runs=4)
     regret = ds.regret.values[0]
     assert regret[:, -150:].mean() < regret[:, :150].mean()
 

@@ -15,7 +15,7 @@ import bayesbandit as bb
 from bayesbandit.envs import LogisticBandit
 from bayesbandit.models import logistic
 
-bb.enable_x64()
+bb.runtime.enable_x64()
 ds = bb.simulate(bb.GLMTSL(logistic(), a=1.0), LogisticBandit(K=30, d=20), horizon=40, runs=100, progress=False)
 print(int(ds.sizes["run"]), int(ds.not_converged.sum()), bool(ds.regret.notnull().all()))
 """

@@ -138,7 +138,7 @@ def test_map_matches_scipy(name, model, u):
 @pytest.mark.parametrize("name, model, u", CASES, ids=[c[0] for c in CASES])
 def test_laplace_covariance_is_inverse_fd_hessian(name, model, u):
     x, y, w = _data(name, seed=1)
-    post = bb.Laplace(*map_jit(model, x, y, w))
+    post = bb.inference.Laplace(*map_jit(model, x, y, w))
     assert bool(post.info.converged)
     theta = np.asarray(post.mean)
     hess = _fd_hessian(lambda z: u(z, x, y, w), theta)
@@ -155,7 +155,7 @@ def test_laplace_samples_have_the_laplace_covariance():
     """Monte Carlo: 20,000 draws; each covariance entry within 5 standard errors
     (entries are ~normal; 5 SE has a two-sided rate 6e-7 per entry, < 1e-5 over 9 entries)."""
     x, y, w = _data("logistic", seed=2)
-    post = bb.Laplace(*map_jit(logistic(), x, y, w))
+    post = bb.inference.Laplace(*map_jit(logistic(), x, y, w))
     a = 1.7
     draws = np.asarray(post.sample(jax.random.PRNGKey(0), (20_000,), a=a))
     assert draws.shape == (20_000, 3)

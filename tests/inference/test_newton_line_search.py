@@ -21,7 +21,7 @@ def _perturbed_problem(a: float, seed: int = 0):
 
 
 def test_far_start_perturbed_solves_converge_to_the_map():
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     for seed in range(5):
         bound, fn, theta0 = _perturbed_problem(a=7.0, seed=seed)
         result = jax.jit(lambda t, fn=fn: newton_minimize(fn, t, max_steps=50, tol=1e-10))(theta0)
@@ -33,7 +33,7 @@ def test_far_start_perturbed_solves_converge_to_the_map():
 
 
 def test_capped_solve_reports_it_and_keeps_its_last_iterate():
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     _, fn, theta0 = _perturbed_problem(a=7.0)
     capped = newton_minimize(fn, theta0, max_steps=2, tol=1e-10)
     assert not bool(capped.info.converged) and int(capped.info.num_steps) == 2
@@ -44,14 +44,14 @@ def test_capped_solve_reports_it_and_keeps_its_last_iterate():
 
 
 def test_non_finite_potential_stops_as_failed():
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     result = newton_minimize(lambda t: jnp.sum(t**2) + jnp.log(-1.0), jnp.zeros(3), max_steps=10)
     assert not bool(result.info.converged) and int(result.info.num_steps) == 1
 
 
 def test_glm_fpl_theory_perturbed_solves_all_converge():
     """GLM-FPL with a large ``a`` (the theory value at d = 20, n = 50,000 is 6.7): every perturbed MAP is reached."""
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     d, runs, rounds = 20, 4, 400
     policy = bb.GLMFPL(logistic(), a=6.67)
 

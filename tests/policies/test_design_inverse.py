@@ -19,7 +19,7 @@ def _fresh_widths(gram, arms):
 
 
 def test_rank_one_inverse_matches_the_factorised_one_over_a_long_run():
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     rng = np.random.default_rng(0)
     d, rounds = 8, 5_000
     arms = jnp.asarray(rng.uniform(-1, 1, (50, d)))
@@ -35,7 +35,7 @@ def test_rank_one_inverse_matches_the_factorised_one_over_a_long_run():
 
 
 def test_singular_design_uses_the_jittered_inverse_until_it_is_positive_definite():
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     d = 3
     design = DesignInverse.create(d)
     basis = jnp.eye(d)
@@ -50,7 +50,7 @@ def test_singular_design_uses_the_jittered_inverse_until_it_is_positive_definite
 @pytest.mark.parametrize("policy_cls", [bb.GLMUCB, bb.UCBGLM])
 @pytest.mark.parametrize("contextual", [False, True])
 def test_ucb_policies_widths_equal_the_design_matrix_norms(policy_cls, contextual):
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     rng = np.random.default_rng(1)
     d, K = 4, 20
     arms = jnp.asarray(rng.uniform(-1, 1, (K, d)))
@@ -75,7 +75,7 @@ def test_ucb_policies_widths_equal_the_design_matrix_norms(policy_cls, contextua
 
 
 def test_design_widths_names_a_state_without_the_design_inverse():
-    bb.enable_x64()
+    bb.runtime.enable_x64()
     state = bb.GLMTSL(logistic()).init(jnp.eye(3))
     with pytest.raises(InvalidInput, match="keeps_design"):
         design_widths(state, jnp.eye(3))

@@ -67,9 +67,9 @@ def test_first_order_solver_reaches_the_newton_map():
     x = rng.uniform(-1, 1, (200, 3))
     y = (rng.random(200) < 1 / (1 + np.exp(-x @ np.array([1.0, -1.0, 0.5])))).astype(float)
     rows = (jnp.asarray(x), jnp.asarray(y), jnp.ones(200))
-    newton = bb.DenseNewton()
+    newton = bb.inference.DenseNewton()
     target = newton.init(bound, bound.init_theta(), rows).theta
-    solver = bb.FirstOrder(optax.adam(0.05), num_steps=2000)
+    solver = bb.inference.FirstOrder(optax.adam(0.05), num_steps=2000)
     fit, info = jax.jit(lambda r: solver.fit(bound, r, solver.init(bound, bound.init_theta(), r)))(rows)
     assert bool(info.converged)
     np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(target), atol=1e-4)
@@ -79,15 +79,15 @@ def test_a_first_order_solver_refuses_a_gaussian_prior():
     """``Solver.fit(prior=)`` is the online Laplace update: FirstOrder keeps no Hessian factor for it."""
     bound = bb.bind(logistic(), np.zeros((1, 3)))
     rows = (jnp.zeros((1, 3)), jnp.ones(1), jnp.ones(1))
-    solver = bb.FirstOrder()
+    solver = bb.inference.FirstOrder()
     start = solver.init(bound, bound.init_theta(), rows)
     with pytest.raises(bb.errors.InvalidInput, match="'prior' argument of FirstOrder.fit.*DenseNewton"):
-        solver.fit(bound, rows, start, prior=bb.DenseNewton().init(bound, bound.init_theta(), rows))
+        solver.fit(bound, rows, start, prior=bb.inference.DenseNewton().init(bound, bound.init_theta(), rows))
 
 
 def test_glm_fpl_with_a_first_order_solver_learns():
     """GLM-FPL on FirstOrder steps (no Hessian formed) learns a logistic bandit."""
-    policy = bb.GLMFPL(logistic(), a=0.5, solver=bb.FirstOrder(optax.adam(0.05), num_steps=5))
+    policy = bb.GLMFPL(logistic(), a=0.5, solver=bb.inference.FirstOrder(optax.adam(0.05), num_steps=5))
     arms, mu = pc.problem(jax.random.PRNGKey(1), k=20, d=4)
     n = 1500
     _, (actions, converged) = jax.jit(lambda k: _run(policy, False, arms, mu, k, n))(jax.random.PRNGKey(2))
@@ -101,14 +101,14 @@ def test_prior_draw_starts_from_a_draw_of_the_prior():
     """init_params="prior_draw": the start is a prior draw (different keys, different starts; same
     key, same start); the default starts from the prior median whatever the key."""
     arms = jnp.asarray(pc.agent_arms())
-    drawn = bb.GLMFPL(logistic(prior_scale=2.0), init_params="prior_draw", solver=bb.FirstOrder())
+    drawn = bb.GLMFPL(logistic(prior_scale=2.0), init_params="prior_draw", solver=bb.inference.FirstOrder())
     starts = [np.asarray(drawn.init(arms, key=jax.random.PRNGKey(i)).fit.theta) for i in (0, 0, 1)]
     np.testing.assert_array_equal(starts[0], starts[1])
     assert not np.allclose(starts[0], starts[2]) and np.abs(starts[0]).max() > 0.1
     keys = jax.random.split(jax.random.PRNGKey(5), 400)
     draws = np.asarray(jax.vmap(lambda k: drawn.init(arms, key=k).fit.theta)(keys))
     np.testing.assert_allclose(draws.std(0), 2.0, rtol=0.15)  # the prior N(0, 2^2)
-    median = bb.GLMFPL(logistic(prior_scale=2.0), solver=bb.FirstOrder())
+    median = bb.GLMFPL(logistic(prior_scale=2.0), solver=bb.inference.FirstOrder())
     fixed = [np.asarray(median.init(arms, key=jax.random.PRNGKey(i)).fit.theta) for i in (3, 4)]
     np.testing.assert_array_equal(fixed[0], fixed[1])  # the key is not used
     np.testing.assert_array_equal(fixed[0], np.asarray(median.bound(3).init_theta()))

@@ -27,9 +27,9 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import RewardSupport
 from bayesbandit._linalg import cho_solve, cholesky, solve_triangular
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_int, check_scalar
 

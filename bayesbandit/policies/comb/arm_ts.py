@@ -7,8 +7,8 @@ from dataclasses import KW_ONLY
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.comb._base import RidgeCombPolicy, inverse_factors, widths
 from bayesbandit.validation import check_scalar
 

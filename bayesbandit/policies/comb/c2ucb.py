@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.comb._base import RidgeCombPolicy, widths
 from bayesbandit.validation import check_scalar
 

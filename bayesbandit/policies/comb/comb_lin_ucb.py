@@ -7,9 +7,9 @@ from dataclasses import KW_ONLY
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._linalg import cholesky
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.comb._kalman import KalmanCombPolicy, KalmanState
 from bayesbandit.validation import check_scalar
 

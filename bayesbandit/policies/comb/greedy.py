@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.comb._base import RidgeCombPolicy
 
 __all__ = ["CombGreedy"]

@@ -6,8 +6,8 @@ from dataclasses import KW_ONLY
 
 import jax
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.comb._base import RidgeCombPolicy, widths
 from bayesbandit.validation import check_scalar
 

@@ -8,8 +8,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.validation import check_scalar

@@ -7,8 +7,8 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.inference.posteriors import perturb_rewards
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
@@ -65,7 +65,7 @@ class GLMFPL(GLMPolicy):
     >>> import jax
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import logistic
-    >>> bb.enable_x64()
+    >>> bb.runtime.enable_x64()
     >>> arms = jax.random.uniform(jax.random.PRNGKey(0), (20, 3), minval=-1, maxval=1)
     >>> policy = bb.GLMFPL(logistic(), a=0.5)
     >>> state = policy.init(arms)

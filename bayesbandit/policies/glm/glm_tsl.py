@@ -8,9 +8,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._numerics import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.validation import check_scalar
@@ -65,7 +65,7 @@ class GLMTSL(GLMPolicy):
     >>> import jax, jax.numpy as jnp
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import logistic
-    >>> bb.enable_x64()
+    >>> bb.runtime.enable_x64()
     >>> arms = jax.random.uniform(jax.random.PRNGKey(0), (20, 3), minval=-1, maxval=1)
     >>> policy = bb.GLMTSL(logistic(), a=1.0)
     >>> state = policy.init(arms)

@@ -7,8 +7,8 @@ from typing import ClassVar, NamedTuple
 
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState

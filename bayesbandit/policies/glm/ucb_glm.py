@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.policies.glm.glm_ucb import DesignWidths
@@ -34,7 +34,7 @@ class UCBGLM(DesignWidths, GLMPolicy):
     .. math::  I_t = \\arg\\max_i \\eta(x_i; \\bar\\theta_t) + \\alpha \\|x_i\\|_{G_t^{-1}}
 
     where ``eta`` is the natural parameter of the observed site's distribution
-    (:meth:`bayesbandit.BoundModel.natural_parameter`), which for the canonical-link GLMs of
+    (:meth:`bayesbandit.inference.BoundModel.natural_parameter`), which for the canonical-link GLMs of
     Li et al. (2017) is the linear predictor ``x_i^T bar theta_t``. The practical width is
     ``alpha = 0.5``; the theory width (Li et al. 2017, Theorem 2) is
     :func:`bayesbandit.policies.glm.theory.ucb_glm_theory_alpha`. As in Kveton et al. (2020) the

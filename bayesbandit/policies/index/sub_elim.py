@@ -49,7 +49,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
-from bayesbandit._base import RewardSupport
+from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index.protocol import check_ids, check_new_ids, check_vectors
 from bayesbandit.policies.index._catalogue import (

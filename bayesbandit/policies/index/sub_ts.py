@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
-from bayesbandit._base import RewardSupport
+from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index import FeatureStore, MIPSIndex
 from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_vectors

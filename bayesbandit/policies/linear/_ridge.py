@@ -14,9 +14,9 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import RewardSupport
 from bayesbandit._linalg import cho_solve, cholesky
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import RewardSupport
 from bayesbandit.policies._explore import choose, exploration_order, init_arms, resolve_num_explore
 from bayesbandit.validation import check_int
 

@@ -8,9 +8,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._numerics import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.linear._ridge import RidgePolicy
 from bayesbandit.validation import check_scalar
 

@@ -7,9 +7,9 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._numerics import mahalanobis_norms
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.linear._ridge import RidgePolicy
 from bayesbandit.validation import check_scalar
 

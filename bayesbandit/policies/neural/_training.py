@@ -11,7 +11,7 @@ mini-batch of the ``B = 32`` most recent observations, with rewards perturbed by
 
 The loss is the program's own negative log-likelihood at real-valued targets: for a Bernoulli
 reward through a logit ``eta`` it is ``softplus(eta) - (y + z) eta`` (binary cross-entropy from
-logits with real targets, never ``log 0``; :meth:`bayesbandit.BoundModel.log_likelihood` takes
+logits with real targets, never ``log 0``; :meth:`bayesbandit.inference.BoundModel.log_likelihood` takes
 any real ``y`` for affine likelihoods). The paper trains without regularisation, so the prior
 enters only as the distribution the initial weights are drawn from.
 

@@ -8,9 +8,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._base import register_policy
 from bayesbandit._numerics import random_argmax
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
+from bayesbandit.contract import register_policy
 from bayesbandit.policies._explore import init_arms
 from bayesbandit.policies.neural._base import NeuralPolicy
 from bayesbandit.policies.neural._training import NetworkState, StepInfo, init_network, train_step

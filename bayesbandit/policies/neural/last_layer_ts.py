@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY
 
-from bayesbandit._base import register_policy
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.glm import GLMTSL
 from bayesbandit.policies.neural._neural_linear import NeuralLinear
 
@@ -37,7 +37,7 @@ class LastLayerLaplaceTS(NeuralLinear):
     >>> import jax
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import mlp
-    >>> bb.enable_x64()
+    >>> bb.runtime.enable_x64()
     >>> policy = bb.LastLayerLaplaceTS(mlp(hidden=8), explore_rounds=20)
     >>> policy.head().a
     1.0

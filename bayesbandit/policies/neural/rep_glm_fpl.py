@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bayesbandit._base import register_policy
+from bayesbandit.contract import register_policy
 from bayesbandit.policies.glm import GLMFPL
 from bayesbandit.policies.neural._neural_linear import NeuralLinear
 
@@ -32,7 +32,7 @@ class RepGLMFPL(NeuralLinear):
     >>> import jax
     >>> import bayesbandit as bb
     >>> from bayesbandit.models import mlp
-    >>> bb.enable_x64()
+    >>> bb.runtime.enable_x64()
     >>> policy = bb.RepGLMFPL(mlp(hidden=8), explore_rounds=20, a=0.5)
     >>> state = policy.init(d=4, capacity=100, key=jax.random.PRNGKey(0))
     >>> state.head.history.x.shape  # the head's rows: 8 hidden units and a bias
