@@ -26,7 +26,8 @@ from jax.scipy.linalg import cho_solve
 
 import bayesbandit as bb
 from bayesbandit._base import register_policy
-from bayesbandit._numerics import jittered_cholesky, mahalanobis_norms
+from bayesbandit._gaussian_linear import mahalanobis_norms
+from bayesbandit._numerics import jittered_cholesky
 from bayesbandit.inference import NewtonFit, NewtonInfo
 from bayesbandit.precision import require_x64
 

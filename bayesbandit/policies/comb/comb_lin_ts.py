@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._base import register_policy
+from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._linalg import cho_solve, cholesky
-from bayesbandit._numerics import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.policies.comb._kalman import KalmanCombPolicy, KalmanState
 

@@ -7,7 +7,7 @@ from dataclasses import KW_ONLY
 import jax
 
 from bayesbandit._base import register_policy
-from bayesbandit._numerics import solve_lower_transpose
+from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.policies.comb._base import RidgeCombPolicy
 from bayesbandit.validation import check_scalar

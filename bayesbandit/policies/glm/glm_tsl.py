@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._base import register_policy
-from bayesbandit._numerics import solve_lower_transpose
+from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState

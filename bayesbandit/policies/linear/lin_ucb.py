@@ -8,7 +8,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from bayesbandit._base import register_policy
-from bayesbandit._numerics import mahalanobis_norms
+from bayesbandit._gaussian_linear import mahalanobis_norms
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.policies.linear._ridge import RidgePolicy
 from bayesbandit.validation import check_scalar
