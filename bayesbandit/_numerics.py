@@ -1,11 +1,11 @@
-"""Numerically safe primitives: jittered Cholesky, random tie-breaking argmax."""
+"""Numerically safe primitives: jittered Cholesky, the Gershgorin shift, random tie-breaking argmax."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._linalg import cholesky, solve_triangular
+from bayesbandit._linalg import cholesky
 from bayesbandit._typing import Array, PRNGKey
 
 
@@ -51,42 +51,28 @@ def gershgorin_shift(matrix: Array) -> Array:
     return jnp.maximum(0.0, jnp.max(radius - diag)) + 1e-8 * (1.0 + jnp.mean(jnp.abs(diag)))
 
 
-def random_argmax(key: PRNGKey, scores: Array) -> Array:
+def random_argmax(key: PRNGKey | Array, scores: Array, *, rtol: float = 0.0) -> Array:
     """Index of a maximum of ``scores``, chosen uniformly at random among ties.
+
+    The tied entries are those ``>= best - rtol |best|`` (``best = max scores``); of them, the one
+    of largest ``noise`` wins, with ``noise`` iid uniform on ``[0, 1)``: uniform among the ties.
 
     Parameters
     ----------
-    key : PRNGKey
+    key : PRNGKey or float array, shape (K,)
+        The key ``noise`` is drawn from, or the draws themselves.
     scores : array, shape (K,)
-        NaN scores count as ``-inf``.
+        NaN scores (floating ``scores``) count as ``-inf``.
+    rtol : float, >= 0
+        Scores this close to the best, relative to it, tie (``0``: equal scores only).
 
     Returns
     -------
     index : int array, shape ()
     """
-    scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
+    if jnp.issubdtype(scores.dtype, jnp.inexact):
+        scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
     best = jnp.max(scores)
-    noise = jax.random.uniform(key, scores.shape)
-    return jnp.argmax(jnp.where(scores >= best, noise, -1.0))
-
-
-def solve_lower_transpose(chol: Array, rhs: Array) -> Array:
-    """Solve ``L.T z = rhs`` for a lower-triangular ``L`` (used to sample ``N(0, (L L.T)^-1)``)."""
-    return solve_triangular(chol, rhs, lower=True, trans="T")
-
-
-def mahalanobis_norms(chol: Array, x: Array) -> Array:
-    """Row norms ``||x_i||_{A^-1}`` where ``A = L L.T``.
-
-    Parameters
-    ----------
-    chol : array, shape (d, d)
-        Lower Cholesky factor of ``A``.
-    x : array, shape (K, d)
-
-    Returns
-    -------
-    array, shape (K,)
-    """
-    half = solve_triangular(chol, x.T, lower=True)
-    return jnp.sqrt(jnp.sum(half**2, axis=0))
+    noise = key if jnp.issubdtype(key.dtype, jnp.floating) else jax.random.uniform(key, scores.shape)
+    tied = scores >= (best - rtol * jnp.abs(best) if rtol else best)
+    return jnp.argmax(jnp.where(tied, noise, -1.0))

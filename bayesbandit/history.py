@@ -24,6 +24,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._gaussian_linear import add_outer
 from bayesbandit._typing import Array
 
 __all__ = ["ArmHistory", "RowHistory", "OnlineHistory", "RecentRows"]
@@ -124,7 +125,7 @@ class OnlineHistory(NamedTuple):
         return cls(jnp.zeros((d, d), dtype or jnp.result_type(float)), jnp.asarray(0, jnp.int32))
 
     def add(self, features: Array) -> OnlineHistory:
-        return OnlineHistory(self.design + jnp.outer(features, features), self.size + 1)
+        return OnlineHistory(add_outer(self.design, features), self.size + 1)
 
     def gram(self) -> Array:
         return self.design

@@ -80,7 +80,7 @@ def enable_fast_rng() -> None:
     Examples
     --------
     >>> import bayesbandit as bb
-    >>> bb.enable_fast_rng()
+    >>> bb.runtime.enable_fast_rng()
     """
     global _registered
     if not _registered:
@@ -104,8 +104,8 @@ def enable_low_latency() -> None:
     if xla_bridge.backends_are_initialized():
         raise ConfigurationError(
             "enable_low_latency() was called after JAX created its backend (a computation has already run), "
-            "so its settings cannot take effect in this process. Fix: call bb.enable_low_latency() right after "
-            "the imports, before any JAX computation (bb.enable_x64() may come before or after it)."
+            "so its settings cannot take effect in this process. Fix: call bb.runtime.enable_low_latency() right after "
+            "the imports, before any JAX computation (bb.runtime.enable_x64() may come before or after it)."
         )
     flags = os.environ.get("XLA_FLAGS", "")
     if _SCHEDULER_FLAG not in flags.split():
@@ -127,7 +127,7 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
     Examples
     --------
     >>> import bayesbandit as bb
-    >>> bb.enable_compilation_cache()  # doctest: +SKIP
+    >>> bb.runtime.enable_compilation_cache()  # doctest: +SKIP
     PosixPath('/home/user/.cache/bayesbandit/jax')
     """
     folder = Path(path) if path is not None else default_cache_dir()

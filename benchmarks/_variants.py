@@ -25,7 +25,8 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_solve
 
 import bayesbandit as bb
-from bayesbandit._numerics import jittered_cholesky, mahalanobis_norms
+from bayesbandit._gaussian_linear import mahalanobis_norms
+from bayesbandit._numerics import jittered_cholesky
 from bayesbandit.contract import register_policy
 from bayesbandit.inference import NewtonFit, NewtonInfo
 from bayesbandit.precision import require_x64

@@ -76,7 +76,9 @@ from typing import ClassVar, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._gaussian_linear import downdate
 from bayesbandit._linalg import eigh
+from bayesbandit._numerics import random_argmax
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import (
     BAIEnv,
@@ -144,7 +146,7 @@ def observe(post: Posterior, features: Array, arm: Array, reward: Array, noise_v
     residual = (reward - post.means[arm]) / r
     return Posterior(
         post.theta + g * residual,
-        post.cov - jnp.outer(g, g) / r,
+        downdate(post.cov, g, r),
         post.means + h * residual,
         post.variances - h**2 / r,
     )
@@ -175,11 +177,6 @@ def exploration(
     norms = jnp.sum(features**2, axis=1)
     kappa = jnp.sum(jnp.where(norms > 0, 1.0 / jnp.where(norms > 0, norms, 1.0), 0.0))
     return jnp.sqrt(((budget - num_arms) / noise_var + kappa / prior_var) / (4.0 * hardness))
-
-
-def _pick(candidates: Array, noise: Array) -> Array:
-    """The ``True`` entry of ``candidates`` with the largest ``noise``: uniform among them for iid uniform noise."""
-    return jnp.argmax(jnp.where(candidates, noise, -1.0))
 
 
 class _Round(NamedTuple):
@@ -262,9 +259,9 @@ class BayesGap:
             noise = draws[:-1].reshape(2, num_arms)
             stds = jnp.sqrt(jnp.maximum(post.variances, 0.0))
             index, upper = gap_index(post.means, stds, beta)
-            leader = _pick(index == jnp.min(index), noise[0])
+            leader = random_argmax(noise[0], -index)
             others = jnp.where(arms == leader, -jnp.inf, upper)
-            rival = _pick(others == jnp.max(others), noise[1])
+            rival = random_argmax(noise[1], others)
             coin = draws[-1] < 0.5
             tied = stds[leader] == stds[rival]
             arm = jnp.where(tied, jnp.where(coin, leader, rival), jnp.where(stds[leader] > stds[rival], leader, rival))

@@ -68,7 +68,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit import _gaussian_linear as gl
 from bayesbandit._linalg import cho_factor, cho_solve, solve
+from bayesbandit._numerics import random_argmax
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import (
     BAIEnv,
@@ -213,12 +215,6 @@ def arm_ratios(x: Array, i: Array, j: Array, *, max_iter: int = 40) -> Array:
     return jnp.where(total > 0, w / jnp.where(total > 0, total, 1.0), 0.0)
 
 
-def _argmax_random(score: Array, noise: Array, rtol: float = 0.0) -> Array:
-    """``argmax score``; the scores within ``rtol`` (relative) of the best tie, broken by the largest ``noise``."""
-    best = jnp.max(score)
-    return jnp.argmax(jnp.where(score >= best - rtol * jnp.abs(best), noise, -1.0))
-
-
 class _Round(NamedTuple):
     ainv: Array  # (d, d) A_t^{-1} in the arms' span coordinates
     b: Array  # (d,) sum_s x_s Y_s
@@ -310,27 +306,26 @@ class LinGapE:
         def choose(state: _Round, t: Array, noise: Array) -> Array:
             theta = state.ainv @ state.b
             est = z @ theta
-            i = _argmax_random(est, noise[0])
+            i = random_argmax(noise[0], est)
             g_i = state.ainv @ z[i]
             dist2 = jnp.maximum(state.q[i] + state.q - 2.0 * (z @ g_i), 0.0)
             index = jnp.where(arange == i, -jnp.inf, est - est[i] + jnp.sqrt(dist2) * radius(state, t))
-            j = _argmax_random(index, noise[1])
+            j = random_argmax(noise[1], index)
             if self.greedy:
                 gain = (z @ (g_i - state.ainv @ z[j])) ** 2 / (1.0 + state.q)
-                return _argmax_random(gain, noise[2])
+                return random_argmax(noise[2], gain)
             p = table[pair_index[i, j]] if table is not None else arm_ratios(z, i, j, max_iter=self.l1_iters)
             ratio = jnp.where(p > SUPPORT_TOL, state.counts / jnp.where(p > SUPPORT_TOL, p, 1.0), jnp.inf)
-            return _argmax_random(-ratio, noise[2], RATIO_RTOL)
+            return random_argmax(noise[2], -ratio, rtol=RATIO_RTOL)
 
         def step(state: _Round, t: Array) -> tuple[_Round, None]:
             noise = jax.random.uniform(jax.random.fold_in(own_key, t), (3, num_arms), z.dtype)
             arm = choose(state, t, noise)
             reward = stack_rewards(env, instance, reward_key, arm[None], state.counts[arm][None])[0]
-            g = state.ainv @ z[arm]
-            den = 1.0 + z[arm] @ g
+            ainv, g, den = gl.sherman_morrison(state.ainv, z[arm])
             h = z @ g
             return _Round(
-                state.ainv - jnp.outer(g, g) / den,
+                ainv,
                 state.b + z[arm] * reward,
                 state.q - h**2 / den,
                 state.logdet + jnp.log(den),
@@ -347,14 +342,13 @@ class LinGapE:
 
         first = stack_rewards(env, instance, reward_key, arange, jnp.zeros(num_arms, jnp.int32))
         gram = z.T @ z
-        factor = cho_factor(gram + reg * jnp.eye(width))
-        ainv = cho_solve(factor, jnp.eye(width, dtype=z.dtype))
+        ainv, factor = gl.invert(gram + reg * jnp.eye(width))
         logdet = 2.0 * jnp.sum(jnp.log(jnp.diag(factor))) - width * jnp.log(reg)
         state = _Round(ainv, z.T @ first, jnp.einsum("kd,de,ke->k", z, ainv, z), logdet, jnp.ones(num_arms, jnp.int32))
         state, _ = jax.lax.scan(step, state, jnp.arange(num_arms, budget))
         theta_z = state.ainv @ state.b
         final_noise = jax.random.uniform(jax.random.fold_in(own_key, budget), (num_arms,), z.dtype)
-        arm = _argmax_random(z @ theta_z, final_noise)
+        arm = random_argmax(final_noise, z @ theta_z)
         info = BAIInfo(
             jnp.sum(state.counts), state.counts, jnp.ones((1, num_arms), bool), (proj.basis @ theta_z)[None, :]
         )

@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._numerics import random_argmax
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance, stack_rewards, streams
 from bayesbandit.contract import policy_kind
@@ -81,6 +82,6 @@ class MostPulled:
 
         (state, counts), _ = jax.lax.scan(play, (state, jnp.zeros(num_arms, jnp.int32)), jnp.arange(budget))
         noise = jax.random.uniform(choice_key, (num_arms,))
-        arm = jnp.lexsort((noise, -counts))[0]
+        arm = random_argmax(-noise, counts)  # of the most pulled, the one of least noise
         no_estimate = jnp.zeros((1, 0), arms.dtype)  # policies keep their estimates in their own state
         return arm, BAIInfo(jnp.sum(counts), counts, jnp.ones((1, num_arms), bool), no_estimate)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._gaussian_linear import downdate
 from bayesbandit._linalg import solve
 from bayesbandit._typing import Array, ArrayLike
 from bayesbandit.design.g_optimal import Design, effective_dim, g_values, null_columns
@@ -105,7 +106,7 @@ def greedy_allocation(x: ArrayLike, n: int) -> Array:
         mean = jnp.where(tied, jnp.mean(after, axis=0), jnp.inf)
         choice = jnp.argmax(mean <= jnp.min(mean) * (1.0 + 1e-12))  # ties to the first index, up to rounding
         col = m[:, choice]
-        m = m - jnp.outer(col, col) / (1.0 + m[choice, choice])
+        m = downdate(m, col, 1.0 + m[choice, choice])
         return m, counts.at[choice].add(1)
 
     _, counts = jax.lax.fori_loop(0, n, pull, (x @ x.T, jnp.zeros(k, jnp.int32)))

@@ -19,8 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._linalg import cho_solve
-from bayesbandit._numerics import solve_lower_transpose
 from bayesbandit._typing import Array, ArrayLike, Model, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton_minimize

@@ -7,9 +7,9 @@ import pytest
 from bayesbandit.models import logistic
 
 import bayesbandit as bb
-from bayesbandit._numerics import jittered_cholesky, mahalanobis_norms
+from bayesbandit._gaussian_linear import DesignInverse, mahalanobis_norms
+from bayesbandit._numerics import jittered_cholesky
 from bayesbandit.errors import InvalidInput
-from bayesbandit.policies.glm._design import DesignInverse
 from bayesbandit.policies.glm.glm_ucb import design_widths
 
 

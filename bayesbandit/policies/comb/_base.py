@@ -16,7 +16,8 @@ The shared ridge state (Alg. 1/2 lines 2-3, 15-16) per block ``j``::
 
 updated once per round with all of the round's picks (the model is batched: no update inside a
 round). ``select`` factors ``V_j = L_j L_j^T`` once; ``theta_hat_j = V_j^{-1} b_j`` and the widths
-``||x||_{V_j^{-1}} = ||L_j^{-1} x||`` come from triangular solves; ``V^{-1}`` is never formed.
+``||x||_{V_j^{-1}} = ||L_j^{-1} x||`` come from triangular solves; ``V^{-1}`` is never formed (the
+precision form of :mod:`bayesbandit._gaussian_linear`, one block per leading index).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._linalg import cho_solve, cholesky, solve_triangular
+from bayesbandit import _gaussian_linear as gl
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput
@@ -39,8 +40,7 @@ __all__ = [
     "CombUpdateInfo",
     "CombPolicy",
     "RidgeCombPolicy",
-    "block_moments",
-    "widths",
+    "lifted_picks",
     "feature_dimension",
 ]
 
@@ -67,36 +67,16 @@ class CombUpdateInfo(NamedTuple):
     recorded: Array  # () bool: every index was in [0, M N) and the feedback finite
 
 
-def block_moments(arms: Array, action: Array, feedback: Array, blocks: int) -> tuple[Array, Array, Array]:
-    """``(sum x x^T, sum r x)`` per block over the picks ``action`` (lifted indices), and their validity.
+def lifted_picks(arms: Array, action: Array, blocks: int) -> tuple[Array, Array, Array]:
+    """The picks ``action`` (lifted indices ``j N + i``) as ``(block j, features x_i, valid)``.
 
-    Returns ``(M, d, d)``, ``(M, d)`` and a boolean: every index in ``[0, M N)``.
+    Returns ``(M k,)`` int, ``(M k, d)`` and a boolean: every index in ``[0, M N)`` (out-of-range
+    indices are clipped into it).
     """
     n = arms.shape[0]
     valid = jnp.all((action >= 0) & (action < blocks * n))
     block, arm = jnp.divmod(jnp.clip(action, 0, blocks * n - 1), n)
-    x = arms[arm]
-    one_hot = jax.nn.one_hot(block, blocks, dtype=arms.dtype)  # (Mk, M)
-    gram = jnp.einsum("am,ai,aj->mij", one_hot, x, x)
-    moment = jnp.einsum("am,a,ai->mi", one_hot, feedback.astype(arms.dtype), x)
-    return gram, moment, valid
-
-
-def inverse_factors(chol: Array) -> Array:
-    """``L_j^{-1}`` for each block's Cholesky factor ``L_j``: ``(M, d, d)``, one triangular solve against ``I``."""
-    eye = jnp.eye(chol.shape[-1], dtype=chol.dtype)
-    return jax.vmap(lambda c: solve_triangular(c, eye, lower=True))(chol)
-
-
-def widths(chol: Array, arms: Array) -> Array:
-    """``||x_i||_{V_j^{-1}} = ||L_j^{-1} x_i||`` for every block and arm: ``(M, N)``, ``O(M N d^2)``.
-
-    ``L_j^{-1}`` is formed once (``d x d``, triangular; ``V^{-1}`` itself never is) and applied to
-    all arms by one matrix product: on CPU a triangular solve against ``N`` right-hand sides is
-    tens of times slower than the product.
-    """
-    half = jnp.einsum("mij,nj->mni", inverse_factors(chol), arms)
-    return jnp.sqrt(jnp.sum(half**2, axis=2))
+    return block, arms[arm], valid
 
 
 @dataclass(frozen=True)
@@ -176,12 +156,7 @@ class RidgeCombPolicy(CombPolicy):
     ) -> CombState:
         """``V_j = lam I``, ``b_j = 0`` for each block; ``d`` from ``arms`` (N, d) or given."""
         d = feature_dimension(type(self).__name__, arms, d)
-        eye = jnp.eye(d)
-        return CombState(
-            self.lam * jnp.broadcast_to(eye, (self.blocks, d, d)),
-            jnp.zeros((self.blocks, d)),
-            jnp.asarray(0, jnp.int32),
-        )
+        return CombState(*gl.isotropic(self.lam, d, (self.blocks,)), jnp.asarray(0, jnp.int32))
 
     def _dtype(self, state: Any) -> Any:
         return state.b.dtype
@@ -193,16 +168,15 @@ class RidgeCombPolicy(CombPolicy):
         """
         arms = jnp.asarray(arms, dtype=state.b.dtype)
         feedback = jnp.asarray(feedback, dtype=state.b.dtype)
-        gram, moment, valid = block_moments(arms, action, feedback, self.blocks)
-        new = CombState(state.precision + gram, state.b + moment, state.t + 1)
+        block, x, valid = lifted_picks(arms, action, self.blocks)
+        new = CombState(*gl.observe_blocks(state.precision, state.b, block, x, feedback), state.t + 1)
         recorded = valid & jnp.all(jnp.isfinite(feedback))
         keep = recorded & jnp.all(jnp.isfinite(new.b)) & jnp.all(jnp.isfinite(new.precision))
         new = jax.tree.map(lambda n, o: jnp.where(keep, n, o), new, state)
         return new, CombUpdateInfo(keep, recorded)
 
     def scores(self, state: CombState, arms: Array, key: PRNGKey) -> Array:
-        chol = cholesky(state.precision)
-        theta_hat = jax.vmap(cho_solve)(chol, state.b)
+        chol, theta_hat = gl.estimate(state.precision, state.b)
         return self.scores_from(chol, theta_hat, arms, key, state.t)
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:

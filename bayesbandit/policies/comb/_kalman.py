@@ -10,7 +10,8 @@ pick ``(j, x, r)`` of the round, one after the other (their Alg. 2 lines 12-14, 
 
 After any observations ``cov_j = noise_var (lam_eff I + sum x x^T)^{-1}`` and ``mean_j = (lam_eff
 I + sum x x^T)^{-1} sum r x`` with ``lam_eff = noise_var / prior_var``: the ridge state of C2UCB and
-round-wise TS in another parameterisation (the tests check it step by step).
+round-wise TS in another parameterisation (the tests check it step by step), the covariance form of
+:mod:`bayesbandit._gaussian_linear`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from bayesbandit import _gaussian_linear as gl
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
-from bayesbandit.policies.comb._base import CombPolicy, CombUpdateInfo, feature_dimension
+from bayesbandit.policies.comb._base import CombPolicy, CombUpdateInfo, feature_dimension, lifted_picks
 from bayesbandit.validation import check_scalar
 
 __all__ = ["KalmanState", "KalmanCombPolicy"]
@@ -60,8 +62,7 @@ class KalmanCombPolicy(CombPolicy):
     ) -> KalmanState:
         """The prior: ``cov_j = prior_var I``, ``mean_j = 0``."""
         d = feature_dimension(type(self).__name__, arms, d)
-        cov = self.prior_var * jnp.broadcast_to(jnp.eye(d), (self.blocks, d, d))
-        return KalmanState(cov, jnp.zeros((self.blocks, d)), jnp.asarray(0, jnp.int32))
+        return KalmanState(*gl.isotropic(self.prior_var, d, (self.blocks,)), jnp.asarray(0, jnp.int32))
 
     def _dtype(self, state: Any) -> Any:
         return state.mean.dtype
@@ -70,21 +71,8 @@ class KalmanCombPolicy(CombPolicy):
         """The Kalman update of the module docstring, one pick after the other."""
         arms = jnp.asarray(arms, dtype=state.mean.dtype)
         feedback = jnp.asarray(feedback, dtype=state.mean.dtype)
-        n = arms.shape[0]
-        valid = jnp.all((action >= 0) & (action < self.blocks * n))
-        block, arm = jnp.divmod(jnp.clip(action, 0, self.blocks * n - 1), n)
-
-        def observe(carry: tuple[Array, Array], pick: tuple[Array, Array, Array]) -> tuple[tuple[Array, Array], None]:
-            cov, mean = carry
-            j, x, r = pick
-            cov_j, mean_j = cov[j], mean[j]
-            cx = cov_j @ x
-            gain = cx / (x @ cx + self.noise_var)
-            mean = mean.at[j].set(mean_j + gain * (r - x @ mean_j))
-            cov = cov.at[j].set(cov_j - jnp.outer(gain, cx))
-            return (cov, mean), None
-
-        (cov, mean), _ = jax.lax.scan(observe, (state.cov, state.mean), (block, arms[arm], feedback))
+        block, x, valid = lifted_picks(arms, action, self.blocks)
+        cov, mean = gl.kalman_observe_blocks(state.cov, state.mean, block, x, feedback, self.noise_var)
         new = KalmanState(cov, mean, state.t + 1)
         recorded = valid & jnp.all(jnp.isfinite(feedback))
         keep = recorded & jnp.all(jnp.isfinite(cov)) & jnp.all(jnp.isfinite(mean))

@@ -7,9 +7,10 @@ from dataclasses import KW_ONLY
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._gaussian_linear import block_widths, inverse_factors
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy, inverse_factors, widths
+from bayesbandit.policies.comb._base import RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
 __all__ = ["ArmTS"]
@@ -56,4 +57,4 @@ class ArmTS(RidgeCombPolicy):
             half = jnp.einsum("mij,nj->min", inverse_factors(chol), arms)  # L^-1 x, (M, d, N)
             return mean + self.v * jnp.einsum("mnd,mdn->mn", z, half)  # z^T L^-1 x = (L^-T z)^T x
         xi = jax.random.normal(key, mean.shape, dtype=mean.dtype)
-        return mean + self.v * widths(chol, arms) * xi
+        return mean + self.v * block_widths(chol, arms) * xi

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY
 
+from bayesbandit._gaussian_linear import block_widths
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy, widths
+from bayesbandit.policies.comb._base import RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
 __all__ = ["C2UCB"]
@@ -42,4 +43,4 @@ class C2UCB(RidgeCombPolicy):
         check_scalar("C2UCB", "alpha", self.alpha, low=0.0)
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
-        return theta_hat @ arms.T + self.alpha * widths(chol, arms)
+        return theta_hat @ arms.T + self.alpha * block_widths(chol, arms)

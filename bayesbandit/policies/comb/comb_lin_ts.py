@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._linalg import cho_solve, cholesky
-from bayesbandit._numerics import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
 from bayesbandit.policies.comb._kalman import KalmanCombPolicy, KalmanState

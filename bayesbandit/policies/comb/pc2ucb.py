@@ -6,9 +6,10 @@ from dataclasses import KW_ONLY
 
 import jax
 
+from bayesbandit._gaussian_linear import block_widths
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy, widths
+from bayesbandit.policies.comb._base import RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
 __all__ = ["PC2UCB"]
@@ -43,6 +44,6 @@ class PC2UCB(RidgeCombPolicy):
         check_scalar("PC2UCB", "c", self.c, low=0.0)
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
-        width = widths(chol, arms)
+        width = block_widths(chol, arms)
         inflation = 1.0 + self.c * jax.random.uniform(key, width.shape, dtype=width.dtype)
         return theta_hat @ arms.T + inflation * self.alpha * width

@@ -6,7 +6,7 @@ from dataclasses import KW_ONLY
 
 import jax
 
-from bayesbandit._numerics import solve_lower_transpose
+from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
 from bayesbandit.policies.comb._base import RidgeCombPolicy

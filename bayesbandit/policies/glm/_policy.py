@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._gaussian_linear import DesignInverse
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.history import ArmHistory, OnlineHistory, RowHistory
@@ -24,7 +25,6 @@ from bayesbandit.inference.prior_check import check_prior_mode
 from bayesbandit.inference.solvers import DenseNewton, Solver
 from bayesbandit.policies._explore import DEFAULT_CAPACITY, choose, exploration_order, init_arms, resolve_num_explore
 from bayesbandit.policies._program import ProgramPolicy
-from bayesbandit.policies.glm._design import DesignInverse
 from bayesbandit.validation import check_choice, check_int
 
 __all__ = ["GLMState", "GLMPolicy", "GLMUpdateInfo", "EDGE"]

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._numerics import solve_lower_transpose
+from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
 from bayesbandit.inference.potential import BoundModel

@@ -14,7 +14,7 @@ on the host. Arms carry ids (:class:`Catalogue`) and come and go with ``add_arms
 """
 
 from bayesbandit.policies.index._catalogue import Catalogue
-from bayesbandit.policies.index._ridge import confidence_radius
+from bayesbandit.policies.index._radius import confidence_radius
 from bayesbandit.policies.index.sub_elim import SubElim, SubElimInfo, SubElimState
 from bayesbandit.policies.index.sub_ts import IndexUpdateInfo, SubTS, SubTSInfo, SubTSState
 

@@ -49,6 +49,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
+from bayesbandit._gaussian_linear import HostRidge
 from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index.protocol import check_ids, check_new_ids, check_vectors
@@ -60,7 +61,6 @@ from bayesbandit.policies.index._catalogue import (
     pack_indexes,
     unpack_indexes,
 )
-from bayesbandit.policies.index._ridge import RidgeStats
 from bayesbandit.policies.index._stage import Stage, pack_matrix
 from bayesbandit.policies.index.sub_ts import IndexUpdateInfo
 from bayesbandit.validation import check_choice, check_int, check_scalar
@@ -71,7 +71,7 @@ __all__ = ["SubElim", "SubElimState", "SubElimInfo"]
 class SubElimState:
     """The host state of :class:`SubElim`."""
 
-    def __init__(self, stats: RidgeStats, stages: list[Stage]) -> None:
+    def __init__(self, stats: HostRidge, stages: list[Stage]) -> None:
         self.stats = stats
         self.stages = stages
         self.stage_of: dict[int, int] = {}  # live arm id -> its stage
@@ -172,7 +172,7 @@ class SubElim:
         dim = catalogue.features.shape[1]
         lifted = dim * (dim + 1) // 2
         stages = [Stage(s, dim, None if s == self.s_max else self._index(lifted, s)) for s in range(self.s_max + 1)]
-        state = SubElimState(RidgeStats(dim), stages)
+        state = SubElimState(HostRidge(dim), stages)
         if catalogue.ids.size:
             self._place(state, catalogue.ids, catalogue.features)
         return state
@@ -302,7 +302,7 @@ class SubElim:
         """The inverse of :meth:`state_parts` (heaps keep their order: they are saved as lists)."""
         meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
         v_inv, b = arrays[:2]
-        stats = RidgeStats(b.size)
+        stats = HostRidge(b.size)
         stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])
         stages: list[Stage] = []
         state = SubElimState(stats, stages)

@@ -5,7 +5,7 @@ Each round (Alg. 4 lines 7-12, as run in the paper's section 7):
 1. ``theta~_t = theta_t + beta V_t^{-1/2} xi_t``, ``xi_t ~ N(0, I_d)`` (Abeille and Lazaric 2017);
 2. a shortlist of ``p`` arms from the index, ``index.query(theta~_t, p)``;
 3. the played arm is the shortlist's exact ``argmax x_a^T theta~_t`` in float64;
-4. ``V^{-1}`` by Sherman-Morrison and ``theta = V^{-1} b`` (:mod:`._ridge`).
+4. ``V^{-1}`` by Sherman-Morrison and ``theta = V^{-1} b`` (:class:`bayesbandit._gaussian_linear.HostRidge`).
 
 No step does work that grows with the number of arms ``K``: the index query is the only search,
 and arms added or removed touch the index and the feature store only. With ``index="exact"`` the
@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 
+from bayesbandit._gaussian_linear import HostRidge
 from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index import FeatureStore, MIPSIndex
@@ -38,7 +39,6 @@ from bayesbandit.policies.index._catalogue import (
     pack_indexes,
     unpack_indexes,
 )
-from bayesbandit.policies.index._ridge import RidgeStats
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
 __all__ = ["SubTS", "SubTSState", "SubTSInfo", "IndexUpdateInfo"]
@@ -47,7 +47,7 @@ __all__ = ["SubTS", "SubTSState", "SubTSInfo", "IndexUpdateInfo"]
 class SubTSState:
     """The host state of :class:`SubTS`: ridge statistics, the arms' features and the index."""
 
-    def __init__(self, stats: RidgeStats, store: FeatureStore, index: MIPSIndex) -> None:
+    def __init__(self, stats: HostRidge, store: FeatureStore, index: MIPSIndex) -> None:
         self.stats = stats
         self.store = store
         self.index = index
@@ -136,7 +136,7 @@ class SubTS:
         index = make_index(self.index, dim, n_trees=self.n_trees, search_k=self.search_k, seed=self.seed)
         if catalogue.ids.size:
             index.add(catalogue.ids, catalogue.features)
-        return SubTSState(RidgeStats(dim), store, index)
+        return SubTSState(HostRidge(dim), store, index)
 
     def add_arms(self, state: SubTSState, ids: Any, features: Any) -> SubTSState:
         """New arms (Alg. 4 line 6): into the feature store and the index; validated first."""
@@ -182,7 +182,7 @@ class SubTS:
         """The inverse of :meth:`state_parts`."""
         meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
         v_inv, b, ids, features = arrays
-        stats = RidgeStats(b.size)
+        stats = HostRidge(b.size)
         stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])
         store = FeatureStore(b.size, capacity=max(ids.size, 1024))
         store.add_unchecked(ids, features)

@@ -1,7 +1,8 @@
 """Ridge-regression statistics shared by LinTS and LinUCB.
 
 Both keep ``B_t = lam I + sum_l X_l X_l^T`` and ``b_t = sum_l Y_l X_l`` (``O(d^2)`` per
-update) and factor ``B_t`` once per ``select``. They need no reward program: the model is
+update) and factor ``B_t`` once per ``select``: the precision form of
+:mod:`bayesbandit._gaussian_linear`. They need no reward program: the model is
 linear, ``E[Y | x] = x^T theta``, and rewards may be any real number. Both run in float32 or
 float64 (JAX's default float).
 """
@@ -14,7 +15,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._linalg import cho_solve, cholesky
+from bayesbandit import _gaussian_linear as gl
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.contract import RewardSupport
 from bayesbandit.policies._explore import choose, exploration_order, init_arms, resolve_num_explore
@@ -71,7 +72,7 @@ class RidgePolicy:
         """Initial state for a fixed arm set ``arms`` (K, d) or contextual features of dimension ``d``."""
         arms, d = init_arms(type(self).__name__, arms, d)
         order = None if arms is None else exploration_order(arms, resolve_num_explore(self.num_explore, d))
-        return RidgeState(self.lam * jnp.eye(d), jnp.zeros(d), jnp.asarray(0, jnp.int32), order)
+        return RidgeState(*gl.isotropic(self.lam, d), jnp.asarray(0, jnp.int32), order)
 
     def update(self, state: RidgeState, arms: Array, action: Array, feedback: Array) -> tuple[RidgeState, Any]:
         """Add ``x x^T`` to ``B`` and ``feedback * x`` to ``b``, with ``x = arms[action]``.
@@ -82,9 +83,9 @@ class RidgePolicy:
         arms = jnp.asarray(arms, dtype=state.b.dtype)
         recorded = (action >= 0) & (action < arms.shape[0])
         x = arms[jnp.clip(action, 0, arms.shape[0] - 1)]
-        b = state.b + feedback * x
-        new = state._replace(precision=state.precision + jnp.outer(x, x), b=b, t=state.t + 1)
-        keep = recorded & jnp.all(jnp.isfinite(b)) & jnp.all(jnp.isfinite(new.precision))
+        precision, b = gl.observe(state.precision, state.b, x, feedback)
+        new = state._replace(precision=precision, b=b, t=state.t + 1)
+        keep = recorded & jnp.all(jnp.isfinite(b)) & jnp.all(jnp.isfinite(precision))
         new = jax.tree.map(lambda n, o: jnp.where(keep, n, o), new, state)
         return new, RidgeUpdateInfo(keep, recorded)
 
@@ -93,8 +94,7 @@ class RidgePolicy:
         arms = jnp.asarray(arms, dtype=state.b.dtype)
         d = arms.shape[1]
         key_scores, key_choice = jax.random.split(key)
-        chol = cholesky(state.precision)
-        theta_hat = cho_solve(chol, state.b)
+        chol, theta_hat = gl.estimate(state.precision, state.b)
         scores, info = self.scores(chol, theta_hat, arms, key_scores)
 
         def gram() -> Array:

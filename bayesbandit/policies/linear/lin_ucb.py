@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from bayesbandit._numerics import mahalanobis_norms
+from bayesbandit._gaussian_linear import mahalanobis_norms
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
 from bayesbandit.policies.linear._ridge import RidgePolicy
