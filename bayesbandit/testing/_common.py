@@ -130,3 +130,48 @@ def save_load_continues(policy: Any, agent: Any, play: Callable[[Any, int, int],
     a, b = play(agent, 5, 2), play(loaded, 5, 2)
     assert a == b, f"{name}: after loading, actions {b} instead of {a}"
     assert same_tree(agent.state, loaded.state), f"{name}: the states diverged after loading"
+
+
+def chunked_program(init_one: Callable, step: Callable, rounds: int, chunks: int) -> tuple[Any, Any, list]:
+    """A vmapped run in ``chunks`` compiled chunks of ``rounds`` rounds: ``(start, chunk, traces)``.
+
+    ``start(keys)`` splits each run's key into a problem key (``init_one(k) -> (state, env)``) and the
+    keys of its ``rounds * chunks`` rounds, shaped ``(chunks, rounds, ...)``; ``chunk(state, env, keys)``
+    scans ``step(env, state, key) -> (state, outputs)`` over one chunk's keys. Every chunk calls one
+    program, so a long run compiles what a short one does; ``traces`` grows by one per trace of it.
+    """
+    traces: list[int] = []
+
+    def start(keys: jax.Array) -> tuple:
+        def one(key: jax.Array) -> tuple:
+            k_problem, k_rounds = jax.random.split(key)
+            state, env = init_one(k_problem)
+            round_keys = jax.random.split(k_rounds, rounds * chunks)
+            return state, env, round_keys.reshape(chunks, rounds, *round_keys.shape[1:])
+
+        return jax.vmap(one)(keys)
+
+    def chunk(state: Any, env: Any, keys: jax.Array) -> tuple:
+        traces.append(1)  # runs once per trace, never on a cached call
+
+        def one(state: Any, env: Any, keys: jax.Array) -> tuple:
+            return jax.lax.scan(lambda s, k: step(env, s, k), state, keys)
+
+        return jax.vmap(one)(state, env, keys)
+
+    return jax.jit(start), jax.jit(chunk), traces
+
+
+def run_chunks(name: str, program: tuple, keys: jax.Array, chunks: int) -> tuple:
+    """(final state, env, outputs of the first ``chunks`` chunks joined along the round axis), as NumPy."""
+    start, chunk, _ = program
+    try:
+        state, env, round_keys = start(keys)
+        outputs = []
+        for c in range(chunks):
+            state, out = chunk(state, env, round_keys[:, c])
+            outputs.append(out)
+    except Exception as exc:  # a policy that does not trace fails the contract, not the harness
+        raise AssertionError(f"{name}: the policy does not run under jit(vmap(scan)): {exc!r}") from exc
+    joined = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis=1), *outputs)
+    return jax.tree.map(np.asarray, state), jax.tree.map(np.asarray, env), joined

@@ -3,19 +3,19 @@
 ``N`` arms on the unit sphere, one ``theta*`` per block, Gaussian rewards (sd 0.3), regret against the
 policy's own oracle. The mechanical checks share one ``jit(vmap(scan))`` run of :data:`ROUNDS` rounds
 (``select`` called twice on each round's key) and one :class:`~bayesbandit.Agent` program per policy;
-:func:`check_comb_learns` runs its own experiment of :data:`LEARN_ROUNDS` rounds.
+:func:`check_comb_learns` continues the same runs with the same program for :data:`CHUNKS` chunks
+(:data:`LEARN_ROUNDS` rounds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit.testing._common import cached, policy_id, rejects, save_load_continues
+from bayesbandit.testing._common import cached, chunked_program, policy_id, rejects, run_chunks, save_load_continues
 from bayesbandit.testing.policy import RUNS, assert_learns, run_keys
 
 __all__ = [
@@ -29,8 +29,8 @@ __all__ = [
 ]
 
 N, D = 20, 4
-ROUNDS = 64  # the mechanical checks' horizon
-LEARN_ROUNDS = 300  # check_comb_learns' horizon
+ROUNDS, CHUNKS = 60, 5  # the mechanical checks' horizon; check_comb_learns' run: CHUNKS of them
+LEARN_ROUNDS = ROUNDS * CHUNKS
 
 
 def comb_problem(key: jax.Array, blocks: int) -> tuple[jax.Array, jax.Array]:
@@ -42,59 +42,44 @@ def comb_problem(key: jax.Array, blocks: int) -> tuple[jax.Array, jax.Array]:
     return arms, theta @ arms.T
 
 
-def _experiment(policy: Any, rounds: int) -> tuple[Any, list]:
-    """(jitted vmapped experiment, trace counter)."""
-    traces: list[int] = []
+@cached
+def program(policy: Any) -> tuple:
+    """(start, chunk, traces): :data:`CHUNKS` chunks of :data:`ROUNDS` rounds (see ``chunked_program``)."""
 
-    def one_run(key: jax.Array) -> tuple:
-        k_problem, k_rounds = jax.random.split(key)
-        arms, means = comb_problem(k_problem, policy.blocks)
+    def init_one(key: jax.Array) -> tuple:
+        arms, means = comb_problem(key, policy.blocks)
         flat = means.reshape(-1)
         best = jnp.sum(flat[policy.oracle(means, jax.random.PRNGKey(0))])
-        state = policy.init(arms)
-
-        def step(state: Any, k: jax.Array) -> tuple:
-            k_select, k_reward = jax.random.split(k)
-            action, _ = policy.select(state, arms, k_select)
-            again, _ = policy.select(state, arms, k_select)
-            reward = flat[action] + 0.3 * jax.random.normal(k_reward, action.shape)
-            state, _ = policy.update(state, arms, action, reward)
-            return state, (action, best - jnp.sum(flat[action]), jnp.all(action == again))
-
-        out: Any = jax.lax.scan(step, state, jax.random.split(k_rounds, rounds))
-        state, (actions, regret, repeat) = out
         uniform = best - policy.action_shape[0] * jnp.mean(flat)
-        return actions, regret, uniform, state, repeat
+        return policy.init(arms), (arms, flat, best, uniform)
 
-    def counted(keys: jax.Array) -> tuple:
-        traces.append(1)
-        return jax.vmap(one_run)(keys)
+    def step(env: tuple, state: Any, k: jax.Array) -> tuple:
+        arms, flat, best, _ = env
+        k_select, k_reward = jax.random.split(k)
+        action, _ = policy.select(state, arms, k_select)
+        again, _ = policy.select(state, arms, k_select)
+        reward = flat[action] + 0.3 * jax.random.normal(k_reward, action.shape)
+        state, _ = policy.update(state, arms, action, reward)
+        return state, (action, best - jnp.sum(flat[action]), jnp.all(action == again))
 
-    return jax.jit(counted), traces
+    return chunked_program(init_one, step, ROUNDS, CHUNKS)
 
 
-@cached
-def short_experiment(policy: Any) -> tuple[Any, list]:
-    return _experiment(policy, ROUNDS)
-
-
-def _run(policy: Any, fn: Callable, seed: int) -> tuple:
-    try:
-        out = fn(run_keys(seed))
-    except Exception as exc:
-        raise AssertionError(f"{policy_id(policy)}: the policy does not run under jit(vmap(scan)): {exc!r}") from exc
-    return jax.tree.map(np.asarray, out)
+def _run(policy: Any, seed: int, chunks: int) -> tuple:
+    state, env, (actions, regret, repeat) = run_chunks(policy_id(policy), program(policy), run_keys(seed), chunks)
+    return actions, regret, env[3], state, repeat
 
 
 @cached
 def short_run(policy: Any, seed: int = 0) -> tuple:
     """(actions (RUNS, ROUNDS, size), regret, uniform play's regret per round, final state, repeat flags)."""
-    return _run(policy, short_experiment(policy)[0], seed)
+    return _run(policy, seed, 1)
 
 
 @cached
 def learning_run(policy: Any) -> tuple:
-    return _run(policy, _experiment(policy, LEARN_ROUNDS)[0], 0)
+    """The same outputs over all :data:`CHUNKS` chunks (:data:`LEARN_ROUNDS` rounds)."""
+    return _run(policy, 0, CHUNKS)
 
 
 def play(agent: Any, rounds: int, seed: int) -> list:
@@ -125,10 +110,10 @@ def check_comb_runs_compiled(policy: Any) -> None:
     assert np.all((actions >= 0) & (actions < copies)), f"{name}: an index outside [0, M N)"
     assert all(len(set(row)) == size for row in actions.reshape(-1, size).tolist()), f"{name}: a repeated pick"
     assert all(np.all(np.isfinite(x)) for x in jax.tree.leaves(state) if np.issubdtype(x.dtype, np.floating))
-    fn, traces = short_experiment(policy)
     other = short_run(policy, 1)
     assert not np.array_equal(actions, other[0]), f"{name}: other keys gave the same actions"
-    assert len(traces) == 1 and fn._cache_size() == 1, f"{name}: the experiment was traced {len(traces)} times"
+    _, chunk, traces = program(policy)
+    assert len(traces) == 1 and chunk._cache_size() == 1, f"{name}: the experiment was traced {len(traces)} times"
 
 
 def check_comb_same_key_same_actions(policy: Any) -> None:

@@ -3,21 +3,28 @@
 The mechanical checks share one short run per policy: ``jit(vmap(scan))`` over :data:`RUNS` runs of
 :data:`ROUNDS` rounds on a logistic bandit, with runs 0 and 1 on one key, and ``select`` called twice on
 each round's key inside the program. They also share one :class:`~bayesbandit.Agent` program per
-policy (compiled once, never cleared). :func:`check_learns` runs its own experiment of
-:data:`LEARN_ROUNDS` rounds.
+policy (compiled once, never cleared). :func:`check_learns` continues the same runs, with the same
+compiled program, for :data:`CHUNKS` chunks (:data:`LEARN_ROUNDS` rounds).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit.testing._common import cached, policy_id, rejects, same_tree, save_load_continues
+from bayesbandit.testing._common import (
+    cached,
+    chunked_program,
+    policy_id,
+    rejects,
+    run_chunks,
+    same_tree,
+    save_load_continues,
+)
 
 __all__ = [
     "CHECKS",
@@ -36,8 +43,8 @@ __all__ = [
 ]
 
 K, D, RUNS = 100, 10, 8
-ROUNDS = 64  # the mechanical checks' horizon
-LEARN_ROUNDS = 2000  # check_learns' horizon
+ROUNDS, CHUNKS = 50, 40  # the mechanical checks' horizon; check_learns' run: CHUNKS of them
+LEARN_ROUNDS = ROUNDS * CHUNKS
 AGENT_K, AGENT_D = 6, 3
 
 
@@ -55,59 +62,43 @@ def run_keys(seed: int) -> jax.Array:
     return keys.at[1].set(keys[0])
 
 
-def _experiment(policy: Any, rounds: int) -> tuple[Any, list]:
-    """(jitted vmapped experiment, trace counter). Each round records the action, its regret, and whether a
-    second ``select`` on the same state and key chose the same action."""
-    traces: list[int] = []
+@cached
+def program(policy: Any) -> tuple:
+    """(start, chunk, traces): :data:`CHUNKS` chunks of :data:`ROUNDS` rounds (see ``chunked_program``).
+    Each round records the action, its regret, and whether a second ``select`` on the same state and key
+    chose the same action."""
 
-    def one_run(key: jax.Array) -> tuple:
-        k_problem, k_rounds = jax.random.split(key)
-        arms, mu = problem(k_problem)
-        state = policy.init(arms, key=k_problem)
+    def init_one(key: jax.Array) -> tuple:
+        arms, mu = problem(key)
+        return policy.init(arms, key=key), (arms, mu, mu.max() - mu.mean())
 
-        def step(state: Any, k: jax.Array) -> tuple:
-            k_select, k_reward = jax.random.split(k)
-            action, _ = policy.select(state, arms, k_select)
-            again, _ = policy.select(state, arms, k_select)
-            reward = jax.random.bernoulli(k_reward, mu[action]).astype(arms.dtype)
-            state, _ = policy.update(state, arms, action, reward)
-            return state, (action, mu.max() - mu[action], action == again)
+    def step(env: tuple, state: Any, k: jax.Array) -> tuple:
+        arms, mu, _ = env
+        k_select, k_reward = jax.random.split(k)
+        action, _ = policy.select(state, arms, k_select)
+        again, _ = policy.select(state, arms, k_select)
+        reward = jax.random.bernoulli(k_reward, mu[action]).astype(arms.dtype)
+        state, _ = policy.update(state, arms, action, reward)
+        return state, (action, mu.max() - mu[action], action == again)
 
-        out: Any = jax.lax.scan(step, state, jax.random.split(k_rounds, rounds))
-        state, (actions, regret, repeat) = out
-        return actions, regret, mu.max() - mu.mean(), state, repeat
+    return chunked_program(init_one, step, ROUNDS, CHUNKS)
 
-    def counted(keys: jax.Array) -> tuple:
-        traces.append(1)  # runs once per trace, never on a cached call
-        return jax.vmap(one_run)(keys)
 
-    return jax.jit(counted), traces
+def _run(policy: Any, seed: int, chunks: int) -> tuple:
+    state, env, (actions, regret, repeat) = run_chunks(policy_id(policy), program(policy), run_keys(seed), chunks)
+    return actions, regret, env[2], state, repeat
 
 
 @cached
-def short_experiment(policy: Any) -> tuple[Any, list]:
-    """The mechanical checks' experiment (:data:`ROUNDS` rounds) and its trace counter."""
-    return _experiment(policy, ROUNDS)
-
-
-def _run(policy: Any, fn: Callable) -> tuple:
-    try:
-        out = fn(run_keys(0))
-    except Exception as exc:  # a policy that does not trace fails the contract, not the harness
-        raise AssertionError(f"{policy_id(policy)}: the policy does not run under jit(vmap(scan)): {exc!r}") from exc
-    return jax.tree.map(np.asarray, out)
-
-
-@cached
-def short_run(policy: Any) -> tuple:
+def short_run(policy: Any, seed: int = 0) -> tuple:
     """(actions (RUNS, ROUNDS), regret, uniform play's regret per round (RUNS,), final state, repeat flags)."""
-    return _run(policy, short_experiment(policy)[0])
+    return _run(policy, seed, 1)
 
 
 @cached
 def learning_run(policy: Any) -> tuple:
-    """The same outputs over :data:`LEARN_ROUNDS` rounds (check_learns' experiment)."""
-    return _run(policy, _experiment(policy, LEARN_ROUNDS)[0])
+    """The same outputs over all :data:`CHUNKS` chunks, :data:`LEARN_ROUNDS` rounds (check_learns' run)."""
+    return _run(policy, 0, CHUNKS)
 
 
 def agent_arms() -> np.ndarray:
@@ -159,10 +150,11 @@ def check_compiles_once(policy: Any) -> None:
     play(agent, 4, 1)
     sizes = (agent._select._cache_size(), agent._update._cache_size())
     assert sizes == first, f"{name}: select/update compiled {sizes} times, {first} after round 1 (state drifts?)"
-    fn, traces = short_experiment(policy)
     short_run(policy)
-    fn.lower(run_keys(1))
-    assert len(traces) == 1 and fn._cache_size() == 1, f"{name}: the experiment was traced {len(traces)} times"
+    start, chunk, traces = program(policy)
+    state, env, keys = start(run_keys(1))
+    chunk.lower(state, env, keys[:, 1])
+    assert len(traces) == 1 and chunk._cache_size() == 1, f"{name}: the experiment was traced {len(traces)} times"
 
 
 def check_same_key_same_actions(policy: Any) -> None:
