@@ -42,7 +42,7 @@ def _release_compiled_programs():
     ``vm.max_map_count`` (65,530) and the next compilation dies with a segmentation fault."""
     yield
     jax.clear_caches()
-    checks = sys.modules.get("policy_checks")
+    checks = sys.modules.get("bayesbandit.testing")
     if checks is not None:  # its cached experiments count their traces: drop them with the programs
         checks.clear_caches()
 
@@ -74,8 +74,8 @@ def pytest_xdist_make_scheduler(config, log):
     class FilesAndContractPolicies(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path, _, test = nodeid.partition("::")
-            if path.endswith("test_policy_contract.py"):  # test_policy_contract[<case>-<check>]
-                return f"{path}::{test.partition('[')[2].partition('-')[0]}"
+            if path.endswith("test_policy_contract.py"):  # test_policy_contract[<policy>-<check>]
+                return f"{path}::{test.partition('[')[2].rpartition('-')[0]}"
             return path
 
     return FilesAndContractPolicies(config, log)

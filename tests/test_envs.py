@@ -1,4 +1,4 @@
-"""Environments: shapes, determinism, the theta* covariance conventions, common random numbers."""
+"""Environments: the environment checks of :mod:`bayesbandit.testing`, the theta* covariance conventions, common random numbers."""
 
 import jax
 import jax.numpy as jnp
@@ -7,6 +7,7 @@ import pytest
 
 import bayesbandit as bb
 from bayesbandit import envs
+from bayesbandit.testing.envs import CHECKS
 
 FIXED = [
     envs.LogisticBandit(K=7, d=3),
@@ -15,24 +16,20 @@ FIXED = [
 ]
 
 
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("env", [*FIXED, envs.ContextualLogisticBandit(K=6, d=4)], ids=lambda e: type(e).__name__)
+def test_env_contract(env, check):
+    check(env)
+
+
 @pytest.mark.parametrize("env", FIXED, ids=lambda e: type(e).__name__)
-def test_fixed_env_shapes_and_determinism(env):
+def test_fixed_arms_lie_in_the_unit_cube_and_the_oracle_is_the_means(env):
     s = env.reset(jax.random.PRNGKey(0))
-    assert env.fixed_arms
-    arms = env.arms(s, 0)
-    assert arms.shape == (7, 3) and arms.dtype == jnp.float64
-    assert np.all(np.abs(arms) <= 1.0)
-    np.testing.assert_array_equal(arms, env.arms(s, 5))  # fixed over rounds
-    reward, outcome = env.pull(s, 2, jax.random.PRNGKey(1), 0)
-    assert reward.shape == () and outcome.expected_reward.shape == () and outcome.best_expected_reward.shape == ()
-    # the oracle: the best arm's mean, and the pulled arm's
+    assert env.arms(s, 0).dtype == jnp.float64 and np.all(np.abs(env.arms(s, 0)) <= 1.0)
+    assert not np.allclose(s.theta, env.reset(jax.random.PRNGKey(3)).theta)  # another key, another instance
+    _, outcome = env.pull(s, 2, jax.random.PRNGKey(1), 0)
     np.testing.assert_allclose(float(outcome.best_expected_reward), float(s.means.max()))
     np.testing.assert_allclose(float(outcome.expected_reward), float(s.means[2]))
-    # same keys, same instance and reward; another key, another instance
-    s2 = env.reset(jax.random.PRNGKey(0))
-    np.testing.assert_array_equal(s.theta, s2.theta)
-    assert float(env.pull(s2, 2, jax.random.PRNGKey(1), 0)[0]) == float(reward)
-    assert not np.allclose(s.theta, env.reset(jax.random.PRNGKey(3)).theta)
 
 
 @pytest.mark.parametrize("env", FIXED, ids=lambda e: type(e).__name__)

@@ -1,4 +1,4 @@
-"""Each check of the contract suite fails when the property it tests is broken.
+"""Each check of the contract suite (:mod:`bayesbandit.testing`) fails when the property it tests is broken.
 
 One deliberately broken policy (or library function) per check; the check must raise
 ``AssertionError`` on it. Without these, a check that can never fail would pass silently.
@@ -9,11 +9,16 @@ import itertools
 import jax
 import jax.numpy as jnp
 import numpy as np
-import policy_checks as pc
 import pytest
+from bayesbandit.models import logistic
 
 import bayesbandit as bb
+from bayesbandit.oracles import TopK
 from bayesbandit.policies.linear.lin_ts import LinTSInfo
+from bayesbandit.testing import check_policy, clear_caches
+from bayesbandit.testing import comb as cc
+from bayesbandit.testing import host as hc
+from bayesbandit.testing import policy as pc
 
 
 @bb.contract.register_policy(data_fields=["lam", "v"])
@@ -57,10 +62,6 @@ class Uniform(bb.LinTS):
         return scores, LinTSInfo(jnp.asarray(True), scores, theta_hat, jnp.asarray(False))
 
 
-def _case(cls):
-    return pc.Case(f"broken_{cls.__name__}", lambda: cls(lam=1.0, v=0.5))
-
-
 BROKEN_POLICIES = [
     (pc.check_jit_vmap, NotJittable),
     (pc.check_compiles_once, DriftingState),
@@ -71,26 +72,31 @@ BROKEN_POLICIES = [
 
 
 @pytest.mark.parametrize("check, cls", BROKEN_POLICIES, ids=[c.__name__ for c, _ in BROKEN_POLICIES])
-def test_check_fails_on_a_broken_policy(check, cls, tmp_path):
+def test_check_fails_on_a_broken_policy(check, cls):
     with pytest.raises(AssertionError):
-        pc.run_check(check, _case(cls), tmp_path)
+        check(cls(lam=1.0, v=0.5))
 
 
-def test_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch, tmp_path):
+def test_check_policy_raises_on_the_first_broken_property():
+    with pytest.raises(AssertionError, match="select chose two actions from one state and key"):
+        check_policy(HiddenRNG(lam=1.0, v=0.5), learns=False)
+
+
+def test_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch):
     """An Agent that forgets to validate rewards lets NaN into the state."""
     monkeypatch.setattr(
         "bayesbandit.agent._agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float)
     )
     with pytest.raises(AssertionError, match="reward nan"):
-        pc.run_check(pc.check_bad_inputs, pc.CASES[0], tmp_path)
+        pc.check_bad_inputs(bb.GLMTSL(logistic(), a=1.0))
 
 
-def test_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch, tmp_path):
+def test_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch):
     """A checkpoint that stores a stale key: the reloaded agent chooses differently."""
     stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
     monkeypatch.setattr("bayesbandit.agent._agent.key_data", lambda key: stale)
     with pytest.raises(AssertionError, match="after loading"):
-        pc.run_check(pc.check_save_load, _case(Uniform), tmp_path)
+        pc.check_save_load(Uniform(lam=1.0, v=0.5))
 
 
 class UniformHost(bb.SubTS):
@@ -126,21 +132,20 @@ class StaleIndexHost(bb.SubTS):
 
 
 BROKEN_HOST_POLICIES = [
-    (pc.check_host_learns, UniformHost),
-    (pc.check_host_same_seed_same_actions, GlobalStreamHost),
-    (pc.check_host_bad_inputs, UncheckedHost),
-    (pc.check_host_catalogue_changes, StaleIndexHost),
+    (hc.check_host_learns, UniformHost),
+    (hc.check_host_same_seed_same_actions, GlobalStreamHost),
+    (hc.check_host_bad_inputs, UncheckedHost),
+    (hc.check_host_catalogue_changes, StaleIndexHost),
 ]
 
 
 @pytest.mark.parametrize("check, cls", BROKEN_HOST_POLICIES, ids=[c.__name__ for c, _ in BROKEN_HOST_POLICIES])
 def test_host_check_fails_on_a_broken_policy(check, cls):
-    case = pc.Case(f"broken_{cls.__name__}", lambda: cls(beta=0.5, index="exact"))
     try:
         with pytest.raises(AssertionError):
-            check(case)
+            check(cls(beta=0.5, index="exact"))
     finally:
-        pc.clear_caches()
+        clear_caches()
 
 
 @bb.contract.register_policy(data_fields=["lam", "alpha"])
@@ -168,44 +173,41 @@ class RandomSuperArm(bb.C2UCB):
         return jax.random.uniform(key, (self.blocks, arms.shape[0]), dtype=arms.dtype)
 
 
-def _comb_case(cls):
-    return pc.Case(f"broken_{cls.__name__}", lambda: cls(oracle=pc.TopK(pc.COMB_K), lam=1.0, alpha=0.5))
-
-
 BROKEN_COMB_POLICIES = [
-    (pc.check_comb_runs_compiled, RepeatsAnArm),
-    (pc.check_comb_same_key_same_actions, CombHiddenRNG),
-    (pc.check_comb_learns, RandomSuperArm),
+    (cc.check_comb_runs_compiled, RepeatsAnArm),
+    (cc.check_comb_same_key_same_actions, CombHiddenRNG),
+    (cc.check_comb_learns, RandomSuperArm),
 ]
 
 
 @pytest.mark.parametrize("check, cls", BROKEN_COMB_POLICIES, ids=[c.__name__ for c, _ in BROKEN_COMB_POLICIES])
-def test_comb_check_fails_on_a_broken_policy(check, cls, tmp_path):
+def test_comb_check_fails_on_a_broken_policy(check, cls):
     try:
         with pytest.raises(AssertionError):
-            pc.run_check(check, _comb_case(cls), tmp_path)
+            check(cls(oracle=TopK(3), lam=1.0, alpha=0.5))
     finally:
-        pc.clear_caches()
+        clear_caches()
 
 
-def test_comb_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch, tmp_path):
+def test_comb_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch):
     monkeypatch.setattr(
         "bayesbandit.agent._agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float)
     )
     with pytest.raises(AssertionError, match="feedback"):
-        pc.run_check(pc.check_comb_bad_inputs, pc.COMB_CASES[0], tmp_path)
+        cc.check_comb_bad_inputs(bb.C2UCB(oracle=TopK(3), lam=1.0, alpha=0.5))
 
 
-def test_comb_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch, tmp_path):
+def test_comb_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch):
     stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
     monkeypatch.setattr("bayesbandit.agent._agent.key_data", lambda key: stale)
     with pytest.raises(AssertionError, match="after loading"):
-        pc.run_check(pc.check_comb_save_load, pc.COMB_CASES[1], tmp_path)
+        cc.check_comb_save_load(bb.PC2UCB(oracle=TopK(3), lam=1.0, alpha=0.5, c=1.0))
 
 
 def test_every_check_has_a_breaking_example():
     covered = {check for check, _ in BROKEN_POLICIES} | {pc.check_bad_inputs, pc.check_save_load}
     assert covered == set(pc.CHECKS)
-    assert {check for check, _ in BROKEN_HOST_POLICIES} == set(pc.HOST_CHECKS)
-    comb = {check for check, _ in BROKEN_COMB_POLICIES} | {pc.check_comb_bad_inputs, pc.check_comb_save_load}
-    assert comb == set(pc.COMB_CHECKS)
+    host = {check for check, _ in BROKEN_HOST_POLICIES} | {hc.check_save_load}  # the Agent's save, as above
+    assert host == set(hc.CHECKS)
+    comb = {check for check, _ in BROKEN_COMB_POLICIES} | {cc.check_comb_bad_inputs, cc.check_comb_save_load}
+    assert comb == set(cc.CHECKS)

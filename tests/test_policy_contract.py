@@ -1,22 +1,44 @@
-"""Every check of the contract suite on every policy (``tests/policy_checks.py``)."""
+"""Every check of the contract suite (:mod:`bayesbandit.testing`) on every policy: one line a policy."""
 
-import pytest
-from policy_checks import CASES, CHECKS, COMB_CASES, COMB_CHECKS, HOST_CASES, HOST_CHECKS, run_check
+from bayesbandit.models import logistic, mlp
+
+import bayesbandit as bb
+from bayesbandit.oracles import ExclusiveAssignment, TopK
+from bayesbandit.testing import parametrize_with_checks
+
+POLICIES = [
+    bb.GLMTSL(logistic(), a=1.0),
+    bb.GLMTSL(logistic(), a=1.0, history="online"),
+    bb.GLMFPL(logistic(), a=0.5),
+    bb.GLMUCB(logistic(), rho=0.5),
+    bb.UCBGLM(logistic(), alpha=0.5),
+    bb.EpsilonGreedy(logistic(), epsilon=0.05),
+    bb.LinTS(lam=1.0, v=0.5),
+    bb.LinUCB(lam=1.0, alpha=1.0),
+    bb.DeepFPL(mlp(hidden=16), a=0.5, learning_rate=1e-2, batch=128),
+    bb.DeepFL(mlp(hidden=16), learning_rate=1e-2, batch=128),
+    bb.RepGLMFPL(mlp(hidden=8), explore_rounds=100, a=0.5),
+    bb.LastLayerLaplaceTS(mlp(hidden=8), explore_rounds=100),
+    # combinatorial
+    bb.C2UCB(oracle=TopK(3), lam=1.0, alpha=0.5),
+    bb.PC2UCB(oracle=TopK(3), lam=1.0, alpha=0.5, c=1.0),
+    bb.RoundTS(oracle=TopK(3), lam=1.0, v=0.3),
+    bb.ArmTS(oracle=TopK(3), lam=1.0, v=0.3),
+    bb.ArmTS(oracle=TopK(3), lam=1.0, v=0.3, literal=True),
+    bb.CombGreedy(oracle=TopK(3), lam=1.0),
+    bb.CombLinUCB(oracle=TopK(3), prior_var=1.0, noise_var=0.25, c=1.0),
+    bb.CombLinTS(oracle=TopK(3), prior_var=1.0, noise_var=0.09),
+    bb.C2UCB(oracle=ExclusiveAssignment(2), blocks=2, lam=1.0, alpha=0.5),
+    # host, over each index kind
+    bb.SubTS(beta=0.5, shortlist=20),
+    bb.SubTS(beta=0.5, index="exact"),
+    bb.SubTS(beta=0.5, shortlist=20, index="hnsw"),
+    bb.SubElim(beta=0.2, eta=0.01, shortlist=20),
+    bb.SubElim(beta=0.2, eta=0.01, index="exact"),
+    bb.SubElim(beta=0.2, eta=0.01, shortlist=20, index="hnsw"),
+]
 
 
-@pytest.mark.parametrize("check", CHECKS, ids=[c.__name__.removeprefix("check_") for c in CHECKS])
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_policy_contract(case, check, tmp_path):
-    run_check(check, case, tmp_path)
-
-
-@pytest.mark.parametrize("check", HOST_CHECKS, ids=[c.__name__.removeprefix("check_") for c in HOST_CHECKS])
-@pytest.mark.parametrize("case", HOST_CASES, ids=[c.name for c in HOST_CASES])
-def test_host_policy_contract(case, check, tmp_path):
-    run_check(check, case, tmp_path)
-
-
-@pytest.mark.parametrize("check", COMB_CHECKS, ids=[c.__name__.removeprefix("check_comb_") for c in COMB_CHECKS])
-@pytest.mark.parametrize("case", COMB_CASES, ids=[c.name for c in COMB_CASES])
-def test_comb_policy_contract(case, check, tmp_path):
-    run_check(check, case, tmp_path)
+@parametrize_with_checks(POLICIES)
+def test_policy_contract(policy, check):
+    check(policy)
