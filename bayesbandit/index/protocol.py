@@ -17,8 +17,8 @@ does not hold). ``query`` on an empty index raises too: no answer is a question 
 handle, not an empty array to fall through.
 
 An index's :meth:`~MIPSIndex.parts` are everything it holds (vectors, bookkeeping, and the
-engine's own structure as the bytes of its native file), so an index rebuilt from them answers
-every later query exactly as the original would: an :class:`~bayesbandit.Agent` checkpoint of an
+engine's own structure: the bytes of its native file, or the log of changes that rebuilds it), so
+an index rebuilt from them answers every later query exactly as the original would: an :class:`~bayesbandit.Agent` checkpoint of an
 index-backed policy embeds them, and ``save`` / ``load`` write and read them as one
 :mod:`bayesbandit.checkpoint` file (atomic, checksummed, no pickle).
 
