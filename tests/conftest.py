@@ -1,6 +1,7 @@
 """Test harness: CPU only, float64 and the loop-free Threefry on (explicitly: importing bayesbandit changes no JAX
 setting)."""
 
+import gc
 import os
 import shutil
 import sys
@@ -24,9 +25,9 @@ bayesbandit.runtime.enable_x64()
 bayesbandit.runtime.enable_fast_rng()  # the same random numbers as JAX's CPU lowering (tests/test_threefry.py)
 
 # One persistent compilation cache per session, shared by the xdist workers (they inherit the
-# variable from the controller): modules compile many of the same programs, and each module
-# drops its compiled programs when it ends (below), so a later module loads them from disk.
-# ``BAYESBANDIT_TEST_JAX_CACHE=off`` compiles everything afresh.
+# variable from the controller): after a worker drops its compiled programs (below), it loads
+# them from disk instead of compiling them again. ``BAYESBANDIT_TEST_JAX_CACHE=off`` compiles
+# everything afresh.
 _OWN_CACHE = "BAYESBANDIT_TEST_JAX_CACHE" not in os.environ  # this process made it: it removes it
 if _OWN_CACHE:
     os.environ["BAYESBANDIT_TEST_JAX_CACHE"] = tempfile.mkdtemp(prefix="bayesbandit-test-jax-")
@@ -35,16 +36,47 @@ if os.environ["BAYESBANDIT_TEST_JAX_CACHE"] != "off":
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _release_compiled_programs():
-    """Drop JAX's compiled programs after each test module. Every live XLA:CPU executable holds about
-    three memory mappings; a whole suite's worth (tens of thousands) reaches the kernel's
-    ``vm.max_map_count`` (65,530) and the next compilation dies with a segmentation fault."""
-    yield
-    jax.clear_caches()
-    checks = sys.modules.get("bayesbandit.testing")
-    if checks is not None:  # its cached experiments count their traces: drop them with the programs
-        checks.clear_caches()
+def _memory_mappings() -> int:
+    """The number of memory mappings this process holds (lines of ``/proc/self/maps``; 0 where there is none)."""
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            return maps.read().count(b"\n")
+    except OSError:
+        return 0
+
+
+def _mapping_limit() -> int:
+    """Half the kernel's ``vm.max_map_count`` (65,530 by default): the other half is headroom for one test."""
+    try:
+        with open("/proc/sys/vm/max_map_count") as limit:
+            return int(limit.read()) // 2
+    except (OSError, ValueError):
+        return 32_765
+
+
+class _CompiledProgramGuard:
+    """Keep JAX's compiled programs across tests, and drop them only when their memory mappings near the limit.
+
+    Tests and doctests compile many of the same programs, so the programs stay alive for the whole
+    session. Every live XLA:CPU executable holds about three memory mappings; a whole suite's worth
+    (tens of thousands) would reach the kernel's ``vm.max_map_count`` and the next compilation would
+    die with a segmentation fault. After every test (doctests included: the guard is a plugin, not a
+    fixture of ``tests/``), a process past half the limit drops its compiled programs and the
+    experiments cached beside them; it loads them back from the persistent cache when needed.
+    """
+
+    def __init__(self) -> None:
+        self.limit = _mapping_limit()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        if _memory_mappings() < self.limit:
+            return
+        jax.clear_caches()
+        checks = sys.modules.get("bayesbandit.testing")
+        if checks is not None:  # its cached experiments count their traces: drop them with the programs
+            checks.clear_caches()
+        gc.collect()  # the executables go with the last reference to them
 
 
 @pytest.fixture
@@ -60,6 +92,7 @@ def pytest_unconfigure(config):
 
 def pytest_configure(config):
     assert jax.config.jax_enable_x64, "the suite needs float64"
+    config.pluginmanager.register(_CompiledProgramGuard(), "bayesbandit-compiled-program-guard")
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown without it (-p no:xdist)

@@ -1,28 +1,27 @@
 """``enable_low_latency`` changes how compiled calls run, never what they compute, and refuses to come late.
 
-Both settings are read when JAX creates its backend, so each case runs in its own process: an
-Agent plays the same rounds with and without them and must make the same decisions and reach
-the same state, bit for bit; called after a computation, it raises and changes nothing.
+Both settings are read when JAX creates its backend, so the low-latency play runs in a fresh
+process: an Agent plays the same rounds there and here (this process has run computations with
+the default settings) and must make the same decisions and reach the same state, bit for bit;
+called here, after computations, it raises and changes nothing.
 """
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
 
+import jax
 import numpy as np
+import pytest
+from bayesbandit.models import logistic
 
-PLAY = textwrap.dedent(
-    """
-    import sys
-    import jax
-    import numpy as np
-    import bayesbandit as bb
-    from bayesbandit.models import logistic
+import bayesbandit as bb
 
-    if sys.argv[2] == "low-latency":
-        bb.runtime.enable_low_latency()
-    bb.runtime.enable_x64()
+
+def play() -> dict[str, np.ndarray]:
+    """Forty rounds of GLM-TSL on a fixed logistic problem: the actions and the final state's leaves."""
     rng = np.random.default_rng(0)
     arms = rng.uniform(-1.0, 1.0, (30, 4))
     theta = rng.normal(0.0, 1.0, 4)
@@ -34,28 +33,43 @@ PLAY = textwrap.dedent(
         actions.append(arm)
     out = {"actions": np.array(actions)}
     out.update({f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(agent.state))})
-    if sys.argv[2] == "default":  # a computation has run: too late now
-        try:
-            bb.runtime.enable_low_latency()
-        except bb.errors.ConfigurationError as error:
-            out["late"] = np.array(str(error))
-    np.savez(sys.argv[1], **out)
+    return out
+
+
+# A fresh interpreter with this process's settings (64-bit, fast Threefry), plus low latency.
+LOW_LATENCY = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import bayesbandit as bb
+
+    bb.runtime.enable_low_latency()
+    bb.runtime.enable_x64()
+    bb.runtime.enable_fast_rng()
+    sys.path.insert(0, sys.argv[2])
+    import test_latency
+
+    np.savez(sys.argv[1], **test_latency.play())
     """
 )
 
 
-def _play(path, mode: str) -> dict[str, np.ndarray]:
+def test_low_latency_settings_change_no_decision(tmp_path):
+    path = tmp_path / "fast.npz"
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}  # the suite's XLA flags; enable_low_latency adds its own
-    subprocess.run([sys.executable, "-c", PLAY, str(path), mode], env=env, check=True, timeout=300)
-    return dict(np.load(path))
-
-
-def test_low_latency_settings_change_no_decision_and_refuse_to_come_late(tmp_path):
-    default = _play(tmp_path / "default.npz", "default")
-    fast = _play(tmp_path / "fast.npz", "low-latency")
-    late = str(default.pop("late"))
-    assert "before any JAX computation" in late
+    here = str(pathlib.Path(__file__).parent)
+    subprocess.run([sys.executable, "-c", LOW_LATENCY, str(path), here], env=env, check=True, timeout=300)
+    fast = dict(np.load(path))
+    default = play()
     assert default.keys() == fast.keys()
     for name in default:
         np.testing.assert_array_equal(default[name], fast[name], err_msg=name)
     assert len(set(default["actions"])) > 1  # the agents really played
+
+
+def test_low_latency_refuses_to_come_late_and_changes_nothing():
+    jax.block_until_ready(jax.numpy.ones(2) + 1)  # a computation has run: too late now
+    flags, dispatch = os.environ.get("XLA_FLAGS"), jax.config.read("jax_cpu_enable_async_dispatch")
+    with pytest.raises(bb.errors.ConfigurationError, match="before any JAX computation"):
+        bb.runtime.enable_low_latency()
+    assert os.environ.get("XLA_FLAGS") == flags and jax.config.read("jax_cpu_enable_async_dispatch") == dispatch

@@ -3,27 +3,25 @@
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
 
+import jax
 import numpy as np
+from bayesbandit.models import logistic
 
-SCRIPT = textwrap.dedent(
-    """
-    import sys
-    import jax
-    import numpy as np
-    import bayesbandit as bb
-    from bayesbandit.models import logistic
-    from bayesbandit.oracles import TopK
+import bayesbandit as bb
+from bayesbandit import bai
+from bayesbandit.oracles import TopK
 
-    bb.runtime.enable_x64()
+
+def play() -> dict[str, np.ndarray]:
+    """Runs of every kind of experiment on the devices of this process, and their number."""
     fixed = bb.envs.LogisticBandit(K=12, d=3)
     contextual = bb.envs.ContextualLogisticBandit(K=6, d=3)
     semi = bb.envs.ClusteredSemiBandit(phi=1.0, oracle=TopK(k=5), num_arms=40)
-    from bayesbandit import bai
-
     bai_ds = bai.evaluate(
         {"gse": bai.GSE("g-optimal"), "sh": bai.SequentialHalving()},
         bai.AdaptiveInstance(K=4, omega=0.3),
@@ -39,26 +37,38 @@ SCRIPT = textwrap.dedent(
         # over threads (a LAPACK design inverse beside the Newton solve deadlocked two devices here)
         bb.simulate({"glm_ucb": bb.GLMUCB(logistic(), rho=0.5)}, bb.envs.LogisticBandit(K=100, d=20), 30, runs=100),
     ]
-    np.savez(
-        sys.argv[1],
-        devices=len(jax.devices()),
+    return {
+        "devices": np.array(len(jax.devices())),
         **{f"{i}_{var}": ds[var].values for i, ds in enumerate(runs) for var in ("action", "regret", "reward")},
         **{f"bai_{var}": bai_ds[var].values for var in ("arm", "correct", "pulls")},
-    )
+    }
+
+
+# A fresh interpreter with this process's settings (64-bit, fast Threefry, XLA flags) and two devices.
+TWO_DEVICES = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import bayesbandit as bb
+
+    bb.runtime.enable_x64()
+    bb.runtime.enable_fast_rng()
+    sys.path.insert(0, sys.argv[2])
+    import test_sharding
+
+    np.savez(sys.argv[1], **test_sharding.play())
     """
 )
 
 
-def _play(path, devices: int) -> dict[str, np.ndarray]:
-    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip()
-    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}  # the suite's flags, plus the devices
-    subprocess.run([sys.executable, "-c", SCRIPT, str(path)], env=env, check=True, timeout=300)
-    return dict(np.load(path))
-
-
 def test_two_devices_give_the_single_device_results(tmp_path):
-    one = _play(tmp_path / "one.npz", 1)
-    two = _play(tmp_path / "two.npz", 2)
+    path = tmp_path / "two.npz"
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2".strip()
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}  # the suite's flags, plus the devices
+    here = str(pathlib.Path(__file__).parent)
+    subprocess.run([sys.executable, "-c", TWO_DEVICES, str(path), here], env=env, check=True, timeout=300)
+    two = dict(np.load(path))
+    one = play()
     assert int(one.pop("devices")) == 1 and int(two.pop("devices")) == 2
     assert one.keys() == two.keys()
     for name in one:

@@ -1,12 +1,14 @@
 """``enable_fast_rng``: JAX's random numbers, bit for bit, from a Threefry hash compiled without a loop."""
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
 
 import jax
 import numpy as np
+from bayesbandit.models import logistic
 from jax.extend.random import threefry_2x32
 
 import bayesbandit as bb
@@ -35,17 +37,8 @@ def test_compiled_random_draws_have_no_loop():
     assert " while(" not in text
 
 
-DRAWS = textwrap.dedent(
-    """
-    import sys
-    import jax
-    import numpy as np
-    import bayesbandit as bb
-    from bayesbandit.models import logistic
-
-    bb.runtime.enable_x64()
-    if sys.argv[2] == "fast":
-        bb.runtime.enable_fast_rng()
+def draws() -> dict[str, np.ndarray]:
+    """JAX's random functions and a policy's actions, drawn under this process's Threefry lowering."""
     key = jax.random.key(7)
     keys = jax.random.split(key, 5)
     out = {
@@ -58,20 +51,33 @@ DRAWS = textwrap.dedent(
             {"tsl": bb.GLMTSL(logistic(), a=1.0)}, bb.envs.LogisticBandit(K=20, d=3), 40, runs=3, seed=1
         )["action"].values,
     }
-    np.savez(sys.argv[1], **{k: np.asarray(v) for k, v in out.items()})
+    return {name: np.asarray(value) for name, value in out.items()}
+
+
+# A fresh interpreter in 64-bit mode with JAX's own lowering (``enable_fast_rng`` never called).
+JAX_OWN = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import bayesbandit as bb
+
+    sys.path.insert(0, sys.argv[2])
+    import test_threefry
+
+    bb.runtime.enable_x64()
+    np.savez(sys.argv[1], **test_threefry.draws())
     """
 )
 
 
-def _draws(path, mode: str) -> dict[str, np.ndarray]:
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    subprocess.run([sys.executable, "-c", DRAWS, str(path), mode], env=env, check=True, timeout=300)
-    return dict(np.load(path))
-
-
 def test_the_draws_and_a_policy_s_actions_equal_jax_s_own_lowering(tmp_path):
-    jax_own = _draws(tmp_path / "own.npz", "jax")
-    fast = _draws(tmp_path / "fast.npz", "fast")
+    """The draws here (the harness turned the fast lowering on) equal those of a process that never did."""
+    path = tmp_path / "own.npz"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    here = str(pathlib.Path(__file__).parent)
+    subprocess.run([sys.executable, "-c", JAX_OWN, str(path), here], env=env, check=True, timeout=300)
+    jax_own = dict(np.load(path))
+    fast = draws()
     assert jax_own.keys() == fast.keys()
     for name in jax_own:
         np.testing.assert_array_equal(jax_own[name], fast[name], err_msg=name)
