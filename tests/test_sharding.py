@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
     from bayesbandit import bai
 
     bai_ds = bai.evaluate(
-        {"gse": bai.GSE("g-optimal"), "sh": bai.SequentialHalving()},
+        {"gse": bai.GSE(allocation="g-optimal"), "sh": bai.SequentialHalving()},
         bai.AdaptiveInstance(K=4, omega=0.3),
         budget=40,
         replications=7,
