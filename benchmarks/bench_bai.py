@@ -12,7 +12,7 @@ call with ``block_until_ready``; median of 3 calls when one takes under 5 s). Ag
 process: the plain NumPy GSE (``benchmarks/baselines/numpy_gse.py``), a Python loop over
 replications, on the same instances.
 
-The issue's target: 1,000 vmapped replications of ``GSE("g-optimal")`` at K = 64 take no longer
+The issue's target: 1,000 vmapped replications of ``GSE(allocation="g-optimal")`` at K = 64 take no longer
 than 100 replications of the NumPy loop (a 10x speed-up per replication or more).
 
 Optional algorithms (LinGapE, BayesGap, OD-LinBAI, Peace) are included when their modules import
@@ -23,12 +23,12 @@ the binomial standard error) are reported next to the times, so a fast wrong alg
 Sizes (full / ``--quick``): 100 / 10 vmapped replications per algorithm; 10 / 5 for Peace and, at
 K = 64, for any algorithm slower than 20 s per 100 at K = 16; the NumPy loop 100 / 20 replications
 at K = 16 and 50 / 10 at K = 64 (scaled to 100); the target 1,000 vmapped replications, not scaled.
-``--quick`` runs problem (b) for ``GSE("g-optimal")`` only, on the target's replications.
+``--quick`` runs problem (b) for ``GSE(allocation="g-optimal")`` only, on the target's replications.
 
 Usage, from the repository root: ``python -m benchmarks.bench_bai [--quick]`` or
 ``python benchmarks/bench_bai.py [--quick]``; ``--reps``, ``--slow-reps``, ``--numpy-reps`` and
 ``--target-reps`` override the sizes, ``--only SUBSTRING`` keeps the algorithms whose name contains it
-(repeatable; ``GSE("g-optimal")`` always runs), and ``--out-dir DIR`` writes the report elsewhere.
+(repeatable; ``GSE(allocation="g-optimal")`` always runs), and ``--out-dir DIR`` writes the report elsewhere.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ PROBLEMS = {
     "b": ("SphereInstance(K=64, d=10)", SphereInstance(K=64, d=10, noise_var=NOISE_VAR), 1280),
 }
 ALLOCATIONS = ("g-optimal", "wynn", "greedy", "uniform", "fw-literal")
-REFERENCE = 'GSE("g-optimal")'
+REFERENCE = 'GSE(allocation="g-optimal")'
 SLOW = ("Peace",)  # timed on fewer replications everywhere
 SLOW_S = 20.0  # seconds per 100 replications at K = 16 above which an algorithm is timed on fewer at K = 64
 OPTIONAL: tuple[tuple[str, str, tuple[tuple[str, dict[str, Any]], ...]], ...] = (
@@ -77,7 +77,7 @@ OPTIONAL: tuple[tuple[str, str, tuple[tuple[str, dict[str, Any]], ...]], ...] = 
 
 def algorithms() -> dict[str, Any]:
     """Name -> algorithm, or name -> "not available (...)" for an optional module that does not import."""
-    out: dict[str, Any] = {f'GSE("{a}")': GSE(a) for a in ALLOCATIONS}
+    out: dict[str, Any] = {f'GSE(allocation="{a}")': GSE(allocation=a) for a in ALLOCATIONS}
     out["SequentialHalving"] = SequentialHalving()
     out["MostPulled(LinUCB)"] = MostPulled(bb.LinUCB())
     for module, cls, variants in OPTIONAL:
@@ -238,7 +238,7 @@ def bench_problem(
 
 
 def compare_line(key: str, summary: dict) -> str:
-    """NumPy GSE vs bayesbandit GSE("g-optimal") accuracy: difference and its z (independent binomials)."""
+    """NumPy GSE vs bayesbandit GSE(allocation="g-optimal") accuracy: difference and its z (independent binomials)."""
     ref = summary["results"].get(REFERENCE)
     if not isinstance(ref, Measured):
         return f"- ({key}) {REFERENCE} did not run: no comparison."
@@ -262,7 +262,7 @@ def target_section(gse: Measured, summary: dict) -> str:
     np_scaled = f" (timed on {numpy_reps}, scaled to 100)" if numpy_reps != 100 else ""
     return "\n".join(
         [
-            '## Target: 1,000 vmapped replications of GSE("g-optimal") at K = 64 vs 100 of the NumPy loop',
+            '## Target: 1,000 vmapped replications of GSE(allocation="g-optimal") at K = 64 vs 100 of the NumPy loop',
             "",
             f"- {label}, B = {budget}: 1,000 vmapped replications take {per1000:.2f} s{scaled}; compile "
             f"{gse.compile_s:.1f} s apart; accuracy {accuracy(gse.correct)}",
@@ -313,7 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     gse = summaries["b"]["results"][REFERENCE]
     if isinstance(gse, Measured) and gse.reps != args.target_reps:
         _, env, budget = PROBLEMS["b"]
-        gse = measure(GSE("g-optimal"), env, budget, instances(env, args.target_reps, args.seed), args.target_reps)
+        gse = measure(
+            GSE(allocation="g-optimal"), env, budget, instances(env, args.target_reps, args.seed), args.target_reps
+        )
     target = target_section(gse, summaries["b"]) if isinstance(gse, Measured) else f"## Target\n\n{gse}"
     print(target, flush=True)
 
@@ -327,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         notes.append(f"- Peace / {REFERENCE} cost at K = 16: not measured (Peace: {peace or 'not selected'})")
     quick_note = (
-        f' Quick mode: problem (b) runs GSE("g-optimal") only, on the target\'s {args.target_reps} replications '
+        f' Quick mode: problem (b) runs GSE(allocation="g-optimal") only, on the target\'s {args.target_reps} replications '
         "(the other algorithms' compiles would take minutes)."
         if args.quick
         else ""
@@ -345,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             f"arm ± binomial s.e. JAX warm-up {warm:.2f} s, not charged. Baseline: the NumPy GSE loop "
             "(`benchmarks/baselines/numpy_gse.py`), one replication at a time in Python, on the same instances (its "
             f'own NumPy random numbers), after one untimed replication. "cost / {REFERENCE}" is an algorithm\'s '
-            'time over that of GSE("g-optimal") on the same problem; "mean pulls" shows the budget spent '
+            'time over that of GSE(allocation="g-optimal") on the same problem; "mean pulls" shows the budget spent '
             "(OD-LinBAI's ceilings may leave some unspent)." + quick_note,
             *sections,
             target,

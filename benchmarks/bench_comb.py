@@ -92,7 +92,7 @@ def exclusive_seconds(arms, theta, k: int, reps: int) -> tuple[float, float]:
     rng = np.random.default_rng(1)
     width = 0.5 * rng.uniform(1, 2, (theta.shape[0], arms.shape[0]))
     scores = theta @ arms.T + width
-    oracle = ExclusiveAssignment(k)
+    oracle = ExclusiveAssignment(k=k)
     start = time.perf_counter()
     for r in range(reps):
         oracle.solve(scores, r)
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         arms, theta = instance(n, d, blocks)
         keys = jax.random.split(jax.random.PRNGKey(0), runs)
         for name, kind in KINDS.items():
-            fn = jax_experiment(make(name, TopK(k), blocks), arms, theta, rounds)
+            fn = jax_experiment(make(name, TopK(k=k), blocks), arms, theta, rounds)
             compile_s, run_s, *_ = compile_and_time(fn, (keys,), reps=3)
             numpy_s = numpy_seconds(kind, arms, theta, runs, rounds, k)
             per_jax, per_numpy = run_s / (runs * rounds), numpy_s / (runs * rounds)

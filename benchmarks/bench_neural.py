@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     instances = args.instances or (50 if args.quick else 500)
     rounds = args.rounds or (50 if args.quick else 200)
     loop_instances = max(2, instances // 50)
-    env = ImageClassBandit(_data())
+    env = ImageClassBandit(data=_data())
     keys = jax.random.split(jax.random.PRNGKey(0), instances)
 
     rows = []

@@ -41,13 +41,13 @@ LOGISTIC_PRIOR_SCALE = 10.0  # N(0, 10^2 I): a near-flat prior, the ridge that k
 def gse_linear(*, literal: bool = True) -> dict[str, Any]:
     """The GSE-Lin variants and Sequential Halving."""
     algs: dict[str, Any] = {
-        "GSE-Lin-FW": GSE("g-optimal"),
-        "GSE-Lin-Wynn": GSE("wynn"),
-        "GSE-Lin-Greedy": GSE("greedy"),
-        "GSE-Lin": GSE("uniform"),
+        "GSE-Lin-FW": GSE(allocation="g-optimal"),
+        "GSE-Lin-Wynn": GSE(allocation="wynn"),
+        "GSE-Lin-Greedy": GSE(allocation="greedy"),
+        "GSE-Lin": GSE(allocation="uniform"),
     }
     if literal:
-        algs["GSE-Lin-FWG-literal"] = GSE("fw-literal")
+        algs["GSE-Lin-FWG-literal"] = GSE(allocation="fw-literal")
     algs["SH"] = SequentialHalving()
     return algs
 
@@ -56,10 +56,10 @@ def gse_logistic() -> dict[str, Any]:
     """GSE with a logistic reward program (MAP per stage), G-optimal and uniform; linear GSE, UCB-GLM, BayesGap."""
     model = logistic(LOGISTIC_PRIOR_SCALE)
     return {
-        "GSE-Log-FW": GSE("g-optimal", model=model),
-        "GSE-Log": GSE("uniform", model=model),
-        "GSE-Lin-FW": GSE("g-optimal"),
-        "GSE-Lin": GSE("uniform"),
+        "GSE-Log-FW": GSE(allocation="g-optimal", model=model),
+        "GSE-Log": GSE(allocation="uniform", model=model),
+        "GSE-Lin-FW": GSE(allocation="g-optimal"),
+        "GSE-Lin": GSE(allocation="uniform"),
         "UCB-GLM": MostPulled(bb.UCBGLM(model)),
         # Bernoulli rewards have variance at most 1/4
         "BayesGap-matern": BayesGap(kernel="matern", length_scale=10.0, noise_var=0.25),

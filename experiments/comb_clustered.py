@@ -42,7 +42,7 @@ def cells_plan(angles: tuple[float, ...], num_arms: int, k: int, horizon: int, s
     """
 
     def make(phi: float, rule: str, theta_seed: int | None) -> tuple[Any, Any, int]:
-        oracle = TopK(k, tie_break=rule)
+        oracle = TopK(k=k, tie_break=rule)
         return ClusteredSemiBandit(phi=phi, oracle=oracle, num_arms=num_arms, theta_seed=theta_seed), oracle, 1
 
     def optimum(phi: float, theta_seed: int | None, trials: int = 64) -> float:

@@ -100,7 +100,7 @@ def run(
     out = pathlib.Path(out_dir)
     (out / "cells").mkdir(parents=True, exist_ok=True)
     data = _data(quick)
-    env = bb.envs.ImageClassBandit(data)
+    env = bb.envs.ImageClassBandit(data=data)
     runs = runs or (8 if quick else 500)
     horizon = horizon or (600 if quick else 10_000)
     named = compared(horizon, hidden=16 if quick else 50)

@@ -70,7 +70,7 @@ def run(
     horizon = horizon or (2_000 if quick else 20_000)
     data = movielens_bandit_data(data_path(), seed=seed)
     runs = runs or (10 if quick else data.test_users.size)
-    env = MovieLensCatalogue(data, horizon=horizon)
+    env = MovieLensCatalogue(data=data, horizon=horizon)
     path = out / "results.nc"
     ds = simulate_catalogue(policies(horizon), env, horizon, runs, seed, progress=progress)
     ds.attrs["data"] = data.source

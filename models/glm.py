@@ -35,19 +35,19 @@ def logistic(prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
     >>> logistic(prior_scale=2.0).family
     'logistic'
     """
-    return GLM("logistic", prior_scale, prior)
+    return GLM(family="logistic", prior_scale=prior_scale, prior=prior)
 
 
 def probit(prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
     """Probit reward model: ``y ~ Bernoulli(Phi(x^T theta))`` with ``Phi`` the standard normal CDF."""
-    return GLM("probit", prior_scale, prior)
+    return GLM(family="probit", prior_scale=prior_scale, prior=prior)
 
 
 def poisson(prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
     """Poisson reward model: ``y ~ Poisson(exp(x^T theta))``."""
-    return GLM("poisson", prior_scale, prior)
+    return GLM(family="poisson", prior_scale=prior_scale, prior=prior)
 
 
 def linear_gaussian(noise_scale: float = 1.0, prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
     """Linear-Gaussian reward model with known noise: ``y ~ N(x^T theta, noise_scale^2)``."""
-    return GLM("linear_gaussian", prior_scale, prior, noise_scale)
+    return GLM(family="linear_gaussian", prior_scale=prior_scale, prior=prior, noise_scale=noise_scale)

@@ -35,7 +35,7 @@ __all__ = ["MLP", "mlp"]
 _ACTIVATIONS = {"relu": jax.nn.relu, "tanh": jnp.tanh}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MLP:
     """``input -> Dense(hidden, activation) -> Dense(1)`` with a Bernoulli (logit) or Gaussian reward.
 
@@ -108,4 +108,11 @@ def mlp(
     >>> bound.num_params, bound.site_names
     (39301, ('b_hidden', 'b_out', 'w_hidden', 'w_out'))
     """
-    return MLP(hidden, activation, likelihood, prior_scale, bias_scale, noise_scale)
+    return MLP(
+        hidden=hidden,
+        activation=activation,
+        likelihood=likelihood,
+        prior_scale=prior_scale,
+        bias_scale=bias_scale,
+        noise_scale=noise_scale,
+    )

@@ -63,7 +63,7 @@ CASES = [
     ("glm_tsl_fixed", lambda: bb.GLMTSL(logistic(), a=1.0), False, {"arms": ARMS}),
     ("glm_fpl_contextual_growing_buffer", lambda: bb.GLMFPL(logistic(), a=0.5), True, {"d": 3, "capacity": 4}),
     ("lin_ts_contextual", lambda: bb.LinTS(v=0.5), True, {"d": 3}),
-    ("c2ucb_subsets", lambda: bb.C2UCB(oracle=TopK(2), lam=1.0, alpha=0.5), False, {"arms": ARMS}),
+    ("c2ucb_subsets", lambda: bb.C2UCB(oracle=TopK(k=2), lam=1.0, alpha=0.5), False, {"arms": ARMS}),
 ]
 
 

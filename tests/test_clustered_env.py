@@ -32,7 +32,7 @@ def test_clusters_are_identical_unit_vectors_at_angle_phi(layout):
 
 
 def test_rewards_are_plus_minus_one_with_mean_theta_x_and_the_oracle_is_the_best_cluster():
-    env = ClusteredSemiBandit(phi=1.1, oracle=TopK(3), d=4, num_arms=12)
+    env = ClusteredSemiBandit(phi=1.1, oracle=TopK(k=3), d=4, num_arms=12)
     instance = env.reset(jax.random.PRNGKey(0))
     means = np.asarray(instance.means)
     best = max(sum(c) for c in itertools.combinations(means, 3))
@@ -47,8 +47,8 @@ def test_rewards_are_plus_minus_one_with_mean_theta_x_and_the_oracle_is_the_best
 
 
 def test_theta_is_shared_across_runs_unless_asked_otherwise():
-    shared = ClusteredSemiBandit(phi=1.0, oracle=TopK(2), d=3, num_arms=4)
-    own = ClusteredSemiBandit(phi=1.0, oracle=TopK(2), d=3, num_arms=4, theta_seed=None)
+    shared = ClusteredSemiBandit(phi=1.0, oracle=TopK(k=2), d=3, num_arms=4)
+    own = ClusteredSemiBandit(phi=1.0, oracle=TopK(k=2), d=3, num_arms=4, theta_seed=None)
     a, b = (shared.reset(jax.random.PRNGKey(s)).theta for s in (1, 2))
     np.testing.assert_array_equal(a, b)
     c, d = (own.reset(jax.random.PRNGKey(s)).theta for s in (1, 2))
@@ -57,8 +57,8 @@ def test_theta_is_shared_across_runs_unless_asked_otherwise():
 
 def test_bad_settings_are_refused():
     with pytest.raises(InvalidInput, match="multiple"):
-        ClusteredSemiBandit(phi=1.0, oracle=TopK(2), d=11, num_arms=25)
+        ClusteredSemiBandit(phi=1.0, oracle=TopK(k=2), d=11, num_arms=25)
     with pytest.raises(InvalidInput, match="phi"):
-        ClusteredSemiBandit(phi=2.0, oracle=TopK(2))
+        ClusteredSemiBandit(phi=2.0, oracle=TopK(k=2))
     with pytest.raises(InvalidInput, match="only N"):
-        ClusteredSemiBandit(phi=1.0, oracle=TopK(30), d=3, num_arms=20)
+        ClusteredSemiBandit(phi=1.0, oracle=TopK(k=30), d=3, num_arms=20)

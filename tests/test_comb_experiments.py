@@ -16,7 +16,7 @@ from bayesbandit.oracles import TopK
 
 def test_tuning_chooses_on_tuning_trials_and_reports_fresh_ones(monkeypatch):
     monkeypatch.setattr(comb_tuning, "GRID", (0.01, 10.0))
-    oracle = TopK(3)
+    oracle = TopK(k=3)
     env = ClusteredSemiBandit(phi=1.3, oracle=oracle, num_arms=30)
     algorithms = tuple(a for a in comb_tuning.ALGORITHMS if a.name in ("C2UCB", "PC2UCB"))
     ds = comb_tuning.tune_and_report(env, oracle, 1, 6, tuning_runs=3, report_runs=4, seed=5, algorithms=algorithms)

@@ -24,7 +24,7 @@ def test_each_configuration_matches_simulate_on_the_same_seed():
 
 
 def test_a_comb_grid_matches_simulate_and_scores_the_total_reward():
-    oracle = TopK(5)
+    oracle = TopK(k=5)
     env = ClusteredSemiBandit(phi=1.2, oracle=oracle, num_arms=50)
     configs = [bb.PC2UCB(oracle=oracle, lam=lam, alpha=1.0) for lam in (0.1, 10.0)]
     ds = sweep(configs, env, horizon=8, runs=2, seed=1)
@@ -33,17 +33,17 @@ def test_a_comb_grid_matches_simulate_and_scores_the_total_reward():
 
 
 def test_policies_of_different_structure_are_refused():
-    oracle = TopK(2)
+    oracle = TopK(k=2)
     env = ClusteredSemiBandit(phi=1.0, oracle=oracle, num_arms=20)
     with pytest.raises(InvalidInput, match="structure"):
-        sweep([bb.C2UCB(oracle=oracle), bb.C2UCB(oracle=TopK(3))], env, horizon=2, runs=1)
+        sweep([bb.C2UCB(oracle=oracle), bb.C2UCB(oracle=TopK(k=3))], env, horizon=2, runs=1)
     with pytest.raises(InvalidInput, match="only N = 20"):
-        sweep([bb.C2UCB(oracle=TopK(25))], env, horizon=2, runs=1)
+        sweep([bb.C2UCB(oracle=TopK(k=25))], env, horizon=2, runs=1)
 
 
 def test_two_classes_with_the_same_tree_shape_never_share_an_executable():
     """C2UCB and RoundTS have tree structures that compare equal; each sweep must still run its own class."""
-    oracle = TopK(5)
+    oracle = TopK(k=5)
     env = ClusteredSemiBandit(phi=0.8, oracle=oracle, num_arms=50)
     ucb, ts = bb.C2UCB(oracle=oracle, lam=0.01, alpha=0.01), bb.RoundTS(oracle=oracle, lam=0.01, v=0.01)
     first = sweep([ucb], env, horizon=5, runs=3, seed=2).reward.isel(config=0)

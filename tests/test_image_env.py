@@ -19,7 +19,7 @@ def _data(classes: int = 4, per_class: int = 5) -> ImageData:
 
 
 def test_rewards_follow_the_labels_and_the_oracle_sees_the_best_image():
-    env = ImageClassBandit(_data(), K=3, p_target=0.9, p_other=0.1)
+    env = ImageClassBandit(data=_data(), K=3, p_target=0.9, p_other=0.1)
     state = env.reset(jax.random.PRNGKey(0))
     target = int(state.target)
     hits, rewards = [], []
@@ -37,7 +37,7 @@ def test_rewards_follow_the_labels_and_the_oracle_sees_the_best_image():
 
 
 def test_optimum_is_the_corrected_formula_and_matches_simulation():
-    env = ImageClassBandit(_data(), K=3)
+    env = ImageClassBandit(data=_data(), K=3)
     q = (1 - 1 / 4) ** 3
     assert env.optimum() == pytest.approx(0.25 * q + 0.75 * (1 - q))
     keys = jax.random.split(jax.random.PRNGKey(1), 4000)
@@ -50,7 +50,7 @@ def test_optimum_is_the_corrected_formula_and_matches_simulation():
 
 
 def test_same_round_key_same_rewards_and_targets_are_uniform():
-    env = ImageClassBandit(_data(), K=5)
+    env = ImageClassBandit(data=_data(), K=5)
     state = env.reset(jax.random.PRNGKey(3))
     first = [float(env.pull(state, jnp.asarray(a), jax.random.PRNGKey(7), 2)[0]) for a in range(5)]
     again = [float(env.pull(state, jnp.asarray(a), jax.random.PRNGKey(7), 2)[0]) for a in range(5)]
@@ -61,8 +61,8 @@ def test_same_round_key_same_rewards_and_targets_are_uniform():
 
 def test_settings_are_checked():
     with pytest.raises(InvalidInput, match="ImageData"):
-        ImageClassBandit(np.zeros((3, 4)))
+        ImageClassBandit(data=np.zeros((3, 4)))
     with pytest.raises(InvalidInput, match="K"):
-        ImageClassBandit(_data(), K=0)
+        ImageClassBandit(data=_data(), K=0)
     with pytest.raises(InvalidInput, match="p_target"):
-        ImageClassBandit(_data(), p_target=1.5)
+        ImageClassBandit(data=_data(), p_target=1.5)

@@ -184,7 +184,7 @@ BROKEN_COMB_POLICIES = [
 def test_comb_check_fails_on_a_broken_policy(check, cls):
     try:
         with pytest.raises(AssertionError):
-            check(cls(oracle=TopK(3), lam=1.0, alpha=0.5))
+            check(cls(oracle=TopK(k=3), lam=1.0, alpha=0.5))
     finally:
         clear_caches()
 
@@ -194,14 +194,14 @@ def test_comb_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch
         "bayesbandit.agent._agent.check_feedback", lambda value, *args, **kwargs: np.asarray(value, float)
     )
     with pytest.raises(AssertionError, match="feedback"):
-        cc.check_comb_bad_inputs(bb.C2UCB(oracle=TopK(3), lam=1.0, alpha=0.5))
+        cc.check_comb_bad_inputs(bb.C2UCB(oracle=TopK(k=3), lam=1.0, alpha=0.5))
 
 
 def test_comb_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch):
     stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
     monkeypatch.setattr("bayesbandit.agent._agent.key_data", lambda key: stale)
     with pytest.raises(AssertionError, match="after loading"):
-        cc.check_comb_save_load(bb.PC2UCB(oracle=TopK(3), lam=1.0, alpha=0.5, c=1.0))
+        cc.check_comb_save_load(bb.PC2UCB(oracle=TopK(k=3), lam=1.0, alpha=0.5, c=1.0))
 
 
 def test_every_check_has_a_breaking_example():

@@ -23,7 +23,7 @@ def play() -> dict[str, np.ndarray]:
     contextual = bb.envs.ContextualLogisticBandit(K=6, d=3)
     semi = bb.envs.ClusteredSemiBandit(phi=1.0, oracle=TopK(k=5), num_arms=40)
     bai_ds = bai.evaluate(
-        {"gse": bai.GSE("g-optimal"), "sh": bai.SequentialHalving()},
+        {"gse": bai.GSE(allocation="g-optimal"), "sh": bai.SequentialHalving()},
         bai.AdaptiveInstance(K=4, omega=0.3),
         budget=40,
         replications=7,

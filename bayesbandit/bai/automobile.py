@@ -88,7 +88,7 @@ def load_automobile(path: str | os.PathLike | None = None) -> tuple[np.ndarray, 
     return distinct, mean_price
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Automobile:
     """``K`` distinct cars drawn per replication; rewards ``N(price, noise_var)`` (module docstring).
 

@@ -44,7 +44,7 @@ Choices the paper leaves open, made here:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
@@ -109,7 +109,7 @@ def _default_solver() -> DenseNewton:
     return DenseNewton(max_steps=50, tol=1e-10, quadratic_stop=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GSE:
     """Generalized Successive Elimination (see the module docstring for the algorithm and choices).
 
@@ -142,7 +142,6 @@ class GSE:
     """
 
     allocation: str = "g-optimal"
-    _: KW_ONLY
     model: Model | None = None
     eta: int = 2
     leftover: str = "spread"

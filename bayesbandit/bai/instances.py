@@ -9,7 +9,7 @@ the paper writes it (``N(0, 10)`` is variance 10, standard deviation ``sqrt(10)`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -52,7 +52,7 @@ class _Gaussian:
         return gaussian_reward(instance, arm, key, self.noise_var)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AdaptiveInstance(_Gaussian):
     """The adaptive hard instance of Soare et al. (2014), used by Azizi et al. (2022, sec. 8.1).
 
@@ -93,7 +93,7 @@ class AdaptiveInstance(_Gaussian):
         return _instance(arms, theta, arms @ theta)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StaticInstance(_Gaussian):
     """The static instance of Xu et al. (2018), used by Azizi et al. (2022, sec. 8.2).
 
@@ -124,7 +124,7 @@ class StaticInstance(_Gaussian):
         return _instance(arms, theta, arms @ theta)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SphereInstance(_Gaussian):
     """Randomised unit-sphere instances (Tao et al. 2018; Azizi et al. 2022, sec. 8.3), redrawn by ``reset``.
 
@@ -162,7 +162,7 @@ class SphereInstance(_Gaussian):
 GLM_FAMILIES = ("logistic", "probit", "poisson")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GLMInstance:
     """The logistic bandit of Azizi et al. (2022, sec. 8.4), and its probit and Poisson twins.
 
@@ -213,7 +213,7 @@ class GLMInstance:
         return (jax.random.uniform(key, dtype=mean.dtype) < mean).astype(mean.dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CornerInstance(_Gaussian):
     """The corner case of Yang and Tan (2021, sec. 5.1), used by Azizi et al. (2022, App. E.3, Fig. 7).
 
@@ -223,7 +223,7 @@ class CornerInstance(_Gaussian):
     """
 
     K: int = 8
-    noise_var: float = field(default=1.0, kw_only=True)
+    noise_var: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()

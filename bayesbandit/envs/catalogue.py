@@ -132,7 +132,7 @@ class CatalogueRounds:
         return env_state.reward(action, t), env_state.outcome(action)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SyntheticCatalogue(CatalogueRounds):
     """Yang et al.'s synthetic catalogue (sec. 7, App. C), arms and theta* on the unit sphere.
 

@@ -58,7 +58,7 @@ def cluster_features(phi: float, d: int, num_arms: int, layout: str = "contiguou
     return arms
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClusteredSemiBandit:
     """The clustered data of Takemura and Ito (sec. VII-A1; see the module docstring).
 
@@ -81,7 +81,7 @@ class ClusteredSemiBandit:
     --------
     >>> import jax
     >>> from bayesbandit.oracles import TopK
-    >>> env = ClusteredSemiBandit(phi=1.0, oracle=TopK(100))
+    >>> env = ClusteredSemiBandit(phi=1.0, oracle=TopK(k=100))
     >>> instance = env.reset(jax.random.PRNGKey(0))
     >>> instance.arms.shape, round(float(instance.best) / 100, 4) == round(float(instance.means.max()), 4)
     ((2000, 11), True)

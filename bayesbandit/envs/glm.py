@@ -36,7 +36,7 @@ def glm_instance(
     return Instance(arms, theta, means, jnp.max(means))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _FixedGLMBandit:
     """``K`` arms uniform on ``[-1, 1]^d``, ``theta* ~ N(0, v I_d)``, mean reward ``mu(x_i^T theta*)``."""
 
@@ -75,7 +75,7 @@ def _bernoulli(key: PRNGKey, means: Array) -> Array:
     return (jax.random.uniform(key, means.shape, dtype=means.dtype) < means).astype(means.dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LogisticBandit(_FixedGLMBandit):
     """The logistic bandit of Kveton et al. (2020, Section 5.1, Figure 1).
 
@@ -116,7 +116,7 @@ class LogisticBandit(_FixedGLMBandit):
         return _bernoulli(key, means)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LinearBandit(_FixedGLMBandit):
     """A linear-Gaussian bandit: ``Y = x_i^T theta* + noise * z``, ``z ~ N(0, 1)``.
 
@@ -145,7 +145,7 @@ class LinearBandit(_FixedGLMBandit):
         return means + self.noise * jax.random.normal(key, means.shape, dtype=means.dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PoissonBandit(_FixedGLMBandit):
     """A Poisson bandit: ``Y ~ Poisson(exp(x_i^T theta*))``.
 
@@ -165,7 +165,7 @@ class PoissonBandit(_FixedGLMBandit):
         return jax.random.poisson(key, means, shape=means.shape).astype(means.dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ContextualLogisticBandit:
     """A contextual logistic bandit: ``K`` fresh arms uniform on ``[-1, 1]^d`` every round.
 

@@ -25,7 +25,7 @@ class ImageInstance(NamedTuple):
     key: PRNGKey  # round t's arms are drawn from fold_in(key, t)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class ImageClassBandit:
     """Each round ``K`` images drawn uniformly with replacement; reward ``Ber(p_target)`` for the target class.
 

@@ -22,7 +22,7 @@ from bayesbandit.validation import check_int, check_scalar
 __all__ = ["MovieLensCatalogue"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class MovieLensCatalogue(CatalogueRounds):
     """Recommend movies to held-out users (see the module docstring)."""
 

@@ -107,7 +107,7 @@ class PromotionEnv:
     >>> from bayesbandit.oracles import TopK
     >>> rng = np.random.default_rng(0)
     >>> env = PromotionEnv(features=rng.uniform(-0.1, 0.1, (30, 3)), rewards=rng.integers(0, 6, (30, 2)) * 1.0,
-    ...                    num_users_per_round=8, k=2, oracle=TopK(2))
+    ...                    num_users_per_round=8, k=2, oracle=TopK(k=2))
     >>> s = env.reset(jax.random.PRNGKey(0))
     >>> env.arms(s, 0).shape, env.blocks, env.K
     ((8, 3), 2, 8)
@@ -145,8 +145,8 @@ class PromotionEnv:
         if not (callable(self.oracle) and callable(getattr(self.oracle, "check", None))):
             raise InvalidInput(
                 f"The 'oracle' parameter of {name} must be an oracle (callable on (M, N) scores, with check(M, N)); "
-                f"got {type(self.oracle).__name__}. Fix: pass bayesbandit.oracles.ExclusiveAssignment({self.k}) or "
-                f"TopK({self.k})."
+                f"got {type(self.oracle).__name__}. Fix: pass bayesbandit.oracles.ExclusiveAssignment(k={self.k}) or "
+                f"TopK(k={self.k})."
             )
         if getattr(self.oracle, "k", self.k) != self.k:
             raise InvalidInput(
@@ -206,7 +206,7 @@ class PromotionEnv:
         """
         k = check_int("PromotionEnv.from_data", "k", k, low=1)
         users_per_k = check_int("PromotionEnv.from_data", "users_per_k", users_per_k, low=1)
-        oracle = ExclusiveAssignment(k, tie_break) if exclusive else TopK(k, tie_break)
+        oracle = ExclusiveAssignment(k=k, tie_break=tie_break) if exclusive else TopK(k=k, tie_break=tie_break)
         return cls(
             features=data.features,
             rewards=data.rewards,

@@ -1,7 +1,7 @@
 """The generalised linear reward program :class:`GLM`, the one reward program the core builds itself.
 
 The model zoo's GLM factories (:func:`bayesbandit.models.logistic`, ``probit``, ``poisson``,
-``linear_gaussian``) return it, and the neural-linear policies use ``GLM("logistic")`` as their
+``linear_gaussian``) return it, and the neural-linear policies use ``GLM(family="logistic")`` as their
 default head: the same program, whichever way it is built.
 
 .. math::
@@ -29,7 +29,7 @@ __all__ = ["GLM"]
 _FAMILIES = ("logistic", "probit", "poisson", "linear_gaussian")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GLM:
     """A generalised linear reward model ``y | x ~ F(mu(x^T theta))`` with a prior on ``theta``.
 

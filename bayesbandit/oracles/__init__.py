@@ -22,9 +22,9 @@ Examples
 --------
 >>> import jax, jax.numpy as jnp
 >>> scores = jnp.array([[3.0, 2.0, 0.0], [3.0, 0.0, 1.0]])  # both blocks rank arm 0 first
->>> TopK(1)(scores, jax.random.PRNGKey(0)).tolist()  # arm 0 twice: 0 = 0 N + 0, 3 = 1 N + 0
+>>> TopK(k=1)(scores, jax.random.PRNGKey(0)).tolist()  # arm 0 twice: 0 = 0 N + 0, 3 = 1 N + 0
 [0, 3]
->>> ExclusiveAssignment(1)(scores, jax.random.PRNGKey(0)).tolist()  # arm 0 once: 2 + 3 beats 3 + 1
+>>> ExclusiveAssignment(k=1)(scores, jax.random.PRNGKey(0)).tolist()  # arm 0 once: 2 + 3 beats 3 + 1
 [1, 3]
 """
 

@@ -302,7 +302,7 @@ def exclusive_assignment(scores: np.ndarray, k: int, order: np.ndarray | None = 
     return order[chosen]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExclusiveAssignment:
     """``k`` arms per block, each arm in at most one block, maximising the total score (module docstring).
 
@@ -322,7 +322,7 @@ class ExclusiveAssignment:
     Examples
     --------
     >>> import jax, jax.numpy as jnp
-    >>> oracle = ExclusiveAssignment(1)
+    >>> oracle = ExclusiveAssignment(k=1)
     >>> scores = jnp.array([[5.0, 4.0, 0.0], [5.0, 1.0, 0.0]])  # both blocks want arm 0
     >>> oracle(scores, jax.random.PRNGKey(0)).tolist()  # block 0 takes arm 1, block 1 arm 0 (lifted 3 + 0)
     [1, 3]

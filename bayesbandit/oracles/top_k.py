@@ -47,7 +47,7 @@ def tie_order(key: PRNGKey, shape: tuple[int, int], rule: str) -> Array:
     return jax.vmap(lambda k: jax.random.permutation(k, n).astype(jnp.int32))(keys)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TopK:
     """The ``k`` largest scores of each block (see the module docstring).
 
@@ -65,12 +65,12 @@ class TopK:
     Examples
     --------
     >>> import jax, jax.numpy as jnp
-    >>> oracle = TopK(2)
+    >>> oracle = TopK(k=2)
     >>> oracle(jnp.array([[0.5, 1.0, 1.0, 1.0]]), jax.random.PRNGKey(0)).tolist()
     [1, 2]
     >>> oracle(jnp.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]), jax.random.PRNGKey(0)).tolist()  # lifted j N + i
     [0, 2, 4, 5]
-    >>> TopK(1)(jnp.array([[1.0, 1.0 + 1e-13, 0.5]]), jax.random.PRNGKey(0)).tolist()  # round-off is a tie
+    >>> TopK(k=1)(jnp.array([[1.0, 1.0 + 1e-13, 0.5]]), jax.random.PRNGKey(0)).tolist()  # round-off is a tie
     [0]
     """
 

@@ -17,7 +17,7 @@ loop too (:func:`run`). Stage ``t`` (``A_1`` = all arms, stage budgets ``floor(B
 5. keeps the ``ceil(|A_t|/2)`` arms of largest estimate, ties broken at random.
 
 The other allocations of ``bayesbandit.bai.GSE`` are not here: this is the baseline of the default
-``GSE("g-optimal")``. The random numbers are NumPy's, so runs agree with bayesbandit's in
+``GSE(allocation="g-optimal")``. The random numbers are NumPy's, so runs agree with bayesbandit's in
 distribution (accuracy), not draw by draw.
 """
 
@@ -88,7 +88,7 @@ def efficient_rounding(w: np.ndarray, n: int, trim: float = 1e-6) -> np.ndarray:
 
 
 def identify(arms: np.ndarray, means: np.ndarray, budget: int, noise_var: float, rng: np.random.Generator) -> int:
-    """One replication of GSE("g-optimal") on arms (K, d) with true ``means`` (K,); returns the chosen arm."""
+    """One replication of GSE(allocation="g-optimal") on arms (K, d) with true ``means`` (K,); returns the chosen arm."""
     num_arms = arms.shape[0]
     sizes = [num_arms]
     while sizes[-1] > 2:

@@ -58,7 +58,7 @@ def test_stage_budgets_spread_or_drop_the_leftover():
 def test_every_gse_run_spends_exactly_the_budget(allocation):
     """K = 11 (not a power of 2), a budget not divisible by the 4 stages, random sphere instances."""
     env = SphereInstance(K=11, d=5)
-    _, _, info = run_many(GSE(allocation), env, 101, 16)
+    _, _, info = run_many(GSE(allocation=allocation), env, 101, 16)
     assert np.all(np.asarray(info.pulls) == 101)
     assert np.all(np.asarray(info.counts).sum(axis=1) == 101)
     survivors = np.asarray(info.survivors).sum(axis=2)
@@ -70,7 +70,7 @@ def test_sequential_halving_spends_exactly_the_budget_and_drop_spends_s_floor():
     inst = env.reset(jax.random.key(0))
     _, _, info = run_many(SequentialHalving(), env, 97, 8, fixed=inst)
     assert np.all(np.asarray(info.pulls) == 97)
-    _, _, info = run_many(GSE("uniform", leftover="drop"), env, 97, 8, fixed=inst)
+    _, _, info = run_many(GSE(allocation="uniform", leftover="drop"), env, 97, 8, fixed=inst)
     assert np.all(np.asarray(info.pulls) == 4 * (97 // 4))
 
 
@@ -82,7 +82,7 @@ def test_on_the_static_instance_every_gse_design_is_sequential_halving(allocatio
     env = StaticInstance(K=16, gap=0.2)
     inst = env.reset(jax.random.key(0))
     sh, _, _ = run_many(SequentialHalving(), env, 203, 200, fixed=inst)
-    gse, _, _ = run_many(GSE(allocation), env, 203, 200, fixed=inst)
+    gse, _, _ = run_many(GSE(allocation=allocation), env, 203, 200, fixed=inst)
     np.testing.assert_array_equal(np.asarray(gse), np.asarray(sh))
 
 
@@ -98,15 +98,15 @@ def test_gse_lin_uniform_equals_sequential_halving_when_every_stage_is_saturated
 
     env = GaussianArms(K=8, d=10, noise_var=4.0)
     sh, _, _ = run_many(SequentialHalving(), env, 120, 64)
-    gse, _, _ = run_many(GSE("uniform"), env, 120, 64)
+    gse, _, _ = run_many(GSE(allocation="uniform"), env, 120, 64)
     np.testing.assert_array_equal(np.asarray(gse), np.asarray(sh))
     # K linearly independent arms: the G-optimal design is uniform too (g = K = d_t), so it agrees
-    gopt, _, _ = run_many(GSE("g-optimal"), env, 120, 64)
+    gopt, _, _ = run_many(GSE(allocation="g-optimal"), env, 120, 64)
     np.testing.assert_array_equal(np.asarray(gopt), np.asarray(sh))
     # while on a non-saturated instance (K > d) the two differ
     wide = GaussianArms(K=16, d=4, noise_var=4.0)
     sh_wide, _, _ = run_many(SequentialHalving(), wide, 160, 64)
-    gse_wide, _, _ = run_many(GSE("uniform"), wide, 160, 64)
+    gse_wide, _, _ = run_many(GSE(allocation="uniform"), wide, 160, 64)
     assert np.any(np.asarray(gse_wide) != np.asarray(sh_wide))
 
 
@@ -122,8 +122,8 @@ def test_the_g_optimal_design_drops_the_disturbing_arm_of_the_adaptive_instance(
     arm x_{d+1} gets no pull, while the paper's literal Frank-Wolfe (stalled at uniform) pulls it."""
     env = AdaptiveInstance(K=8)
     inst = env.reset(jax.random.key(0))
-    _, info = GSE("g-optimal").identify(env, inst, 160, jax.random.key(1))
-    _, literal = GSE("fw-literal").identify(env, inst, 160, jax.random.key(1))
+    _, info = GSE(allocation="g-optimal").identify(env, inst, 160, jax.random.key(1))
+    _, literal = GSE(allocation="fw-literal").identify(env, inst, 160, jax.random.key(1))
     assert int(info.counts[-1]) < int(literal.counts[-1])
 
 
@@ -178,6 +178,6 @@ def test_bad_input_raises_named_errors():
         with pytest.raises(InvalidInput, match="finite"):
             algorithm.identify(env, nan, 80, key)
     with pytest.raises(InvalidInput, match="allocation"):
-        GSE("optimal")
+        GSE(allocation="optimal")
     with pytest.raises(InvalidInput, match="eta"):
         GSE(eta=1)

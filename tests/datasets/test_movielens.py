@@ -97,7 +97,7 @@ def test_bad_files_raise_with_the_path(tmp_path, rng):
 def test_the_movie_bandit_grows_by_two_every_20_rounds_and_policies_learn(tmp_path, rng):
     u, i, r = low_rank_ratings(rng, users=150, items=200)
     data = movielens_bandit_data(write(tmp_path, "u.data", u, i, r), num_test_users=4, min_test_ratings=60, rank=4)
-    env = MovieLensCatalogue(data, horizon=600)
+    env = MovieLensCatalogue(data=data, horizon=600)
     run = env.reset(0, 0)
     seen = set(run.initial.ids.tolist())
     for t in range(600):

@@ -47,7 +47,7 @@ def data(ratings_file):
 
 @pytest.fixture(scope="module", params=["exclusive", "top_k"])
 def env(request, data):
-    oracle = ExclusiveAssignment(K) if request.param == "exclusive" else TopK(K)
+    oracle = ExclusiveAssignment(k=K) if request.param == "exclusive" else TopK(k=K)
     return PromotionEnv(features=data.features, rewards=data.rewards, num_users_per_round=40, k=K, oracle=oracle)
 
 
@@ -166,7 +166,7 @@ def test_feedback_is_the_rating_lookup_and_the_oracle_bounds_it(env, data):
 def test_exclusive_best_is_at_most_the_per_promotion_top_k(data):
     both = [
         PromotionEnv(features=data.features, rewards=data.rewards, num_users_per_round=40, k=K, oracle=o)
-        for o in (ExclusiveAssignment(K), TopK(K))
+        for o in (ExclusiveAssignment(k=K), TopK(k=K))
     ]
     s = both[0].reset(jax.random.PRNGKey(4))
     action = random_action(both[0], 0)
@@ -209,21 +209,21 @@ def test_from_movielens_caps_the_round_at_the_pool(ratings_file):
 def test_bad_settings_raise(data):
     base = {"features": data.features, "rewards": data.rewards, "num_users_per_round": 40, "k": K}
     with pytest.raises(InvalidInput, match="num_users_per_round"):
-        PromotionEnv(**{**base, "num_users_per_round": USERS + 1}, oracle=TopK(K))
+        PromotionEnv(**{**base, "num_users_per_round": USERS + 1}, oracle=TopK(k=K))
     with pytest.raises(InvalidInput, match="ExclusiveAssignment"):
-        PromotionEnv(**{**base, "num_users_per_round": M * K - 1}, oracle=ExclusiveAssignment(K))
+        PromotionEnv(**{**base, "num_users_per_round": M * K - 1}, oracle=ExclusiveAssignment(k=K))
     with pytest.raises(InvalidInput, match="'oracle'"):
-        PromotionEnv(**base, oracle=TopK(K + 1))
+        PromotionEnv(**base, oracle=TopK(k=K + 1))
     with pytest.raises(InvalidInput, match="'oracle'"):
         PromotionEnv(**base, oracle="top-k")
     bad = data.features.copy()
     bad[3, 1] = np.nan
     with pytest.raises(InvalidInput, match="'features'.*finite"):
-        PromotionEnv(**{**base, "features": bad}, oracle=TopK(K))
+        PromotionEnv(**{**base, "features": bad}, oracle=TopK(k=K))
     with pytest.raises(InvalidInput, match="'rewards'.*one row per user"):
-        PromotionEnv(**{**base, "rewards": data.rewards[:-1]}, oracle=TopK(K))
+        PromotionEnv(**{**base, "rewards": data.rewards[:-1]}, oracle=TopK(k=K))
     with pytest.raises(InvalidInput, match="'k'"):
-        PromotionEnv(**{**base, "k": 0}, oracle=TopK(K))
+        PromotionEnv(**{**base, "k": 0}, oracle=TopK(k=K))
 
 
 def test_check_action_rejects_infeasible_super_arms(env):

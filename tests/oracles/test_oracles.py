@@ -78,7 +78,7 @@ def test_top_k_value_matches_brute_force(blocks):
     for k in (1, 3, n):
         best = [brute_top_k(s, k) for s in scores]
         for rule in ("index", "random"):
-            actions = jax.jit(jax.vmap(TopK(k, tie_break=rule)))(jnp.asarray(scores), keys)
+            actions = jax.jit(jax.vmap(TopK(k=k, tie_break=rule)))(jnp.asarray(scores), keys)
             for s, action, optimum in zip(scores, actions, best, strict=True):
                 assert_super_arm(action, blocks, n, k, exclusive=False)
                 assert value(s, action) == pytest.approx(optimum, abs=1e-12)
@@ -89,14 +89,14 @@ def test_top_k_index_rule_takes_the_lowest_tied_indices_best_first(blocks):
     n = 8
     scores = np.random.default_rng(3).integers(0, 3, (20, blocks, n)).astype(np.float64)  # many exact ties
     for k in (1, 4, n):
-        actions = np.asarray(jax.jit(jax.vmap(TopK(k), in_axes=(0, None)))(jnp.asarray(scores), KEY))
+        actions = np.asarray(jax.jit(jax.vmap(TopK(k=k), in_axes=(0, None)))(jnp.asarray(scores), KEY))
         expected = np.argsort(-scores, axis=2, kind="stable")[:, :, :k] + n * np.arange(blocks)[:, None]
         np.testing.assert_array_equal(actions, expected.reshape(20, -1))
 
 
 def test_top_k_random_rule_spreads_over_the_tied_arms_only():
     scores = jnp.array([[5.0, 3.0, 3.0, 3.0, 3.0, 1.0], [5.0, 3.0, 3.0, 3.0, 3.0, 1.0]])
-    oracle = TopK(3, tie_break="random")
+    oracle = TopK(k=3, tie_break="random")
     actions = np.asarray(jax.vmap(lambda key: oracle(scores, key))(jax.random.split(KEY, 400)))
     block, arm = split(actions, 6)
     for j in range(2):
@@ -113,27 +113,29 @@ def test_top_k_random_rule_spreads_over_the_tied_arms_only():
 
 def test_top_k_round_off_is_a_tie_and_tol_zero_is_exact():
     scores = jnp.array([[1.0, 1.0 + 1e-13, 0.5]])
-    assert TopK(1)(scores, KEY).tolist() == [0]
-    assert TopK(1, tol=0.0)(scores, KEY).tolist() == [1]
-    assert TopK(1, tol=1e-9)(jnp.array([[1.0, 1.0 + 1e-6, 0.5]]), KEY).tolist() == [1]  # beyond tol: a real difference
+    assert TopK(k=1)(scores, KEY).tolist() == [0]
+    assert TopK(k=1, tol=0.0)(scores, KEY).tolist() == [1]
+    assert TopK(k=1, tol=1e-9)(jnp.array([[1.0, 1.0 + 1e-6, 0.5]]), KEY).tolist() == [
+        1
+    ]  # beyond tol: a real difference
     big = jnp.array([[1e6, 1e6 + 1e-4, 0.0]])  # the tolerance is relative to max(1, |v|)
-    assert TopK(1)(big, KEY).tolist() == [0]
+    assert TopK(k=1)(big, KEY).tolist() == [0]
 
 
 def test_top_k_takes_k_arms_even_when_all_scores_are_negative_and_handles_infinities():
-    assert TopK(2)(jnp.array([[-5.0, -1.0, -3.0]]), KEY).tolist() == [1, 2]
-    assert TopK(2)(jnp.array([[-jnp.inf, -jnp.inf, 5.0]]), KEY).tolist() == [2, 0]
-    assert TopK(1)(jnp.array([[jnp.nan, 0.0, jnp.inf]]), KEY).tolist() == [2]
+    assert TopK(k=2)(jnp.array([[-5.0, -1.0, -3.0]]), KEY).tolist() == [1, 2]
+    assert TopK(k=2)(jnp.array([[-jnp.inf, -jnp.inf, 5.0]]), KEY).tolist() == [2, 0]
+    assert TopK(k=1)(jnp.array([[jnp.nan, 0.0, jnp.inf]]), KEY).tolist() == [2]
 
 
 def test_top_k_under_jit_and_vmap_matches_eager():
-    oracle = TopK(2, tie_break="random")
+    oracle = TopK(k=2, tie_break="random")
     scores = jnp.asarray(np.random.default_rng(0).integers(0, 3, (3, 2, 6)).astype(np.float64))
     keys = jax.random.split(KEY, 3)
     batched = jax.jit(jax.vmap(oracle))(scores, keys)
     for b in range(3):
         np.testing.assert_array_equal(batched[b], oracle(scores[b], keys[b]))
-    assert hash(TopK(2)) == hash(TopK(2)) and TopK(2) == TopK(2)
+    assert hash(TopK(k=2)) == hash(TopK(k=2)) and TopK(k=2) == TopK(k=2)
 
 
 # ---------------------------------------------------------------- ExclusiveAssignment
@@ -148,7 +150,7 @@ def test_exclusive_assignment_matches_brute_force(kind):
         scores = instance(rng, blocks, n, kind)
         best = brute_exclusive(scores, k)
         for rule in ("index", "random"):
-            action = ExclusiveAssignment(k, tie_break=rule)(
+            action = ExclusiveAssignment(k=k, tie_break=rule)(
                 jnp.asarray(scores), jax.random.PRNGKey(int(rng.integers(99)))
             )
             assert_super_arm(action, blocks, n, k, exclusive=True)
@@ -158,24 +160,24 @@ def test_exclusive_assignment_matches_brute_force(kind):
 def test_exclusive_assignment_resolves_a_collision_that_greedy_gets_wrong():
     # greedy over sorted pairs gives arm 0 to block 0 (the largest pair, 10) and block 1 a 0: total 10
     scores = np.array([[10.0, 9.0, 0.0], [9.5, 0.0, 0.0]])
-    action = ExclusiveAssignment(1).solve(scores)
+    action = ExclusiveAssignment(k=1).solve(scores)
     assert action.tolist() == [1, 3] and value(scores, action) == 18.5
 
 
 def test_exclusive_assignment_equals_top_k_when_the_top_k_sets_do_not_collide():
     scores = np.random.default_rng(5).integers(0, 4, (200, 3, 12)).astype(np.float64)  # with exact ties
-    tops = np.asarray(jax.jit(jax.vmap(TopK(2), in_axes=(0, None)))(jnp.asarray(scores), KEY))
+    tops = np.asarray(jax.jit(jax.vmap(TopK(k=2), in_axes=(0, None)))(jnp.asarray(scores), KEY))
     disjoint = [i for i, top in enumerate(tops) if np.unique(split(top, 12)[1]).size == 6]
     assert len(disjoint) > 20
     for i in disjoint:
-        np.testing.assert_array_equal(ExclusiveAssignment(2).solve(scores[i]), tops[i])
+        np.testing.assert_array_equal(ExclusiveAssignment(k=2).solve(scores[i]), tops[i])
 
 
 def test_exclusive_assignment_index_rule_is_deterministic_and_random_rule_varies():
     scores = jnp.array([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]])  # two optimal assignments of value 2
-    index = {tuple(ExclusiveAssignment(1)(scores, key).tolist()) for key in jax.random.split(KEY, 20)}
+    index = {tuple(ExclusiveAssignment(k=1)(scores, key).tolist()) for key in jax.random.split(KEY, 20)}
     assert index == {(0, 5)}  # the earlier arm to the earlier block
-    oracle = ExclusiveAssignment(1, tie_break="random")
+    oracle = ExclusiveAssignment(k=1, tie_break="random")
     drawn = [tuple(a) for a in np.asarray(jax.vmap(lambda key: oracle(scores, key))(jax.random.split(KEY, 40)))]
     assert set(drawn) == {(0, 5), (1, 4)}
     assert oracle.solve(np.asarray(scores), 7).tolist() == oracle.solve(np.asarray(scores), 7).tolist()
@@ -183,8 +185,8 @@ def test_exclusive_assignment_index_rule_is_deterministic_and_random_rule_varies
 
 def test_exclusive_assignment_round_off_is_a_tie():
     scores = np.array([[1.0, 1.0 + 1e-13, 0.0], [0.0, 0.0, 1.0]])
-    assert ExclusiveAssignment(1).solve(scores).tolist() == [0, 5]
-    assert ExclusiveAssignment(1, tol=0.0).solve(scores).tolist() == [1, 5]
+    assert ExclusiveAssignment(k=1).solve(scores).tolist() == [0, 5]
+    assert ExclusiveAssignment(k=1, tol=0.0).solve(scores).tolist() == [1, 5]
 
 
 def medium_instance(structure, rng, blocks, n):
@@ -208,7 +210,7 @@ def test_exclusive_assignment_matches_linear_sum_assignment_on_a_medium_instance
     best = repeated[rows, cols].sum()
     for tol in (1e-9, 0.0):
         for rule in ("index", "random"):
-            action = ExclusiveAssignment(k, tie_break=rule, tol=tol).solve(scores, 3)
+            action = ExclusiveAssignment(k=k, tie_break=rule, tol=tol).solve(scores, 3)
             assert_super_arm(action, blocks, n, k, exclusive=True)
             assert value(scores, action) == pytest.approx(best, rel=1e-9)
     chosen = exclusive_assignment(scores, k)  # the host helper: (M, k) arms, best first
@@ -222,7 +224,7 @@ def test_exclusive_assignment_under_jit_and_vmap():
     scores = jnp.asarray(rng.integers(0, 4, (3, 3, 8)).astype(np.float64))  # a batch of 3, with collisions
     keys = jax.random.split(KEY, 3)
     for rule in ("index", "random"):
-        oracle = ExclusiveAssignment(2, tie_break=rule)
+        oracle = ExclusiveAssignment(k=2, tie_break=rule)
         batched = np.asarray(jax.jit(jax.vmap(oracle))(scores, keys))
         assert batched.shape == (3, 6) and batched.dtype == np.int32
         for b in range(3):
@@ -234,7 +236,7 @@ def test_exclusive_assignment_under_jit_and_vmap():
 
 def test_exclusive_assignment_survives_non_finite_scores():
     scores = np.array([[np.nan, 1.0, np.inf, 0.0], [2.0, -np.inf, 3.0, 1.0]])
-    action = ExclusiveAssignment(1).solve(scores)
+    action = ExclusiveAssignment(k=1).solve(scores)
     assert_super_arm(action, 2, 4, 1, exclusive=True)
     assert action.tolist() == [2, 4]  # inf first; block 1 then takes arm 0 (2.0)
 
@@ -244,22 +246,22 @@ def test_exclusive_assignment_survives_non_finite_scores():
 
 def test_bad_input_raises_invalid_input_naming_the_argument():
     with pytest.raises(InvalidInput, match=r"k = 4 .* N = 3.*Fix"):
-        TopK(4).check(1, 3)
+        TopK(k=4).check(1, 3)
     with pytest.raises(InvalidInput, match=r"k = 4"):
-        TopK(4)(jnp.zeros((2, 3)), KEY)
-    TopK(3).check(5, 3)  # blocks do not interact: k <= N suffices
+        TopK(k=4)(jnp.zeros((2, 3)), KEY)
+    TopK(k=3).check(5, 3)  # blocks do not interact: k <= N suffices
     with pytest.raises(InvalidInput, match=r"M k = 3 x 2 = 6 .* N = 5.*Fix"):
-        ExclusiveAssignment(2).check(3, 5)
+        ExclusiveAssignment(k=2).check(3, 5)
     with pytest.raises(InvalidInput, match=r"M k = 3 x 2"):
-        ExclusiveAssignment(2)(jnp.zeros((3, 5)), KEY)
-    ExclusiveAssignment(2).check(3, 6)
+        ExclusiveAssignment(k=2)(jnp.zeros((3, 5)), KEY)
+    ExclusiveAssignment(k=2).check(3, 6)
     for cls in (TopK, ExclusiveAssignment):
         with pytest.raises(InvalidInput, match=rf"'tie_break' parameter of {cls.__name__}.*'index', 'random'"):
-            cls(2, tie_break="first")
+            cls(k=2, tie_break="first")
         for k in (0, -1, 1.5, True):
             with pytest.raises(InvalidInput, match=rf"'k' parameter of {cls.__name__}"):
-                cls(k)
+                cls(k=k)
         with pytest.raises(InvalidInput, match=r"'tol' parameter"):
-            cls(2, tol=-1e-9)
+            cls(k=2, tol=-1e-9)
     with pytest.raises(InvalidInput, match=r"shape \(M, N\)"):
-        ExclusiveAssignment(1).solve(np.zeros(4))
+        ExclusiveAssignment(k=1).solve(np.zeros(4))

@@ -38,9 +38,9 @@ def _score_draws(policy, state, arms, n=4000):
 
 
 def test_arm_wise_ts_forms_agree_in_law_and_round_wise_ts_shares_its_sample(twin_arms):
-    cheap = bb.ArmTS(oracle=TopK(2), lam=1.0, v=0.7)
-    literal = bb.ArmTS(oracle=TopK(2), lam=1.0, v=0.7, literal=True)
-    round_wise = bb.RoundTS(oracle=TopK(2), lam=1.0, v=0.7)
+    cheap = bb.ArmTS(oracle=TopK(k=2), lam=1.0, v=0.7)
+    literal = bb.ArmTS(oracle=TopK(k=2), lam=1.0, v=0.7, literal=True)
+    round_wise = bb.RoundTS(oracle=TopK(k=2), lam=1.0, v=0.7)
     state = _fitted_state(cheap, twin_arms)
     a, b, r = (_score_draws(p, state, twin_arms) for p in (cheap, literal, round_wise))
     se_mean = a.std(0) / np.sqrt(a.shape[0])
@@ -76,35 +76,35 @@ def _play_both(first, second, env, rounds=10, seed=0):
 
 @pytest.mark.parametrize("prior_var, noise_var, c", [(1.0, 1.0, 1.0), (10.0, 0.1, 0.5), (0.1, 10.0, 2.0)])
 def test_comb_lin_ucb_is_c2ucb_reparameterised_step_for_step(prior_var, noise_var, c):
-    env = ClusteredSemiBandit(phi=0.9, oracle=TopK(10), num_arms=200, d=11)
-    wen = bb.CombLinUCB(oracle=TopK(10), prior_var=prior_var, noise_var=noise_var, c=c)
-    qin = bb.C2UCB(oracle=TopK(10), lam=noise_var / prior_var, alpha=c * np.sqrt(noise_var))
+    env = ClusteredSemiBandit(phi=0.9, oracle=TopK(k=10), num_arms=200, d=11)
+    wen = bb.CombLinUCB(oracle=TopK(k=10), prior_var=prior_var, noise_var=noise_var, c=c)
+    qin = bb.C2UCB(oracle=TopK(k=10), lam=noise_var / prior_var, alpha=c * np.sqrt(noise_var))
     a, b = _play_both(wen, qin, env)
     assert a == b
 
 
 @pytest.mark.parametrize("prior_var, noise_var", [(1.0, 1.0), (10.0, 0.1), (0.1, 10.0)])
 def test_comb_lin_ts_is_round_wise_ts_reparameterised_step_for_step(prior_var, noise_var):
-    env = ClusteredSemiBandit(phi=0.9, oracle=TopK(10), num_arms=200, d=11)
-    wen = bb.CombLinTS(oracle=TopK(10), prior_var=prior_var, noise_var=noise_var)
-    agrawal = bb.RoundTS(oracle=TopK(10), lam=noise_var / prior_var, v=np.sqrt(noise_var))
+    env = ClusteredSemiBandit(phi=0.9, oracle=TopK(k=10), num_arms=200, d=11)
+    wen = bb.CombLinTS(oracle=TopK(k=10), prior_var=prior_var, noise_var=noise_var)
+    agrawal = bb.RoundTS(oracle=TopK(k=10), lam=noise_var / prior_var, v=np.sqrt(noise_var))
     a, b = _play_both(wen, agrawal, env)
     assert a == b
 
 
 def test_pc2ucb_scores_lie_between_c2ucb_and_its_inflated_width(twin_arms):
-    pc2ucb = bb.PC2UCB(oracle=TopK(2), lam=1.0, alpha=0.8, c=1.0)
-    c2ucb = bb.C2UCB(oracle=TopK(2), lam=1.0, alpha=0.8)
+    pc2ucb = bb.PC2UCB(oracle=TopK(k=2), lam=1.0, alpha=0.8, c=1.0)
+    c2ucb = bb.C2UCB(oracle=TopK(k=2), lam=1.0, alpha=0.8)
     state = _fitted_state(c2ucb, twin_arms)
     low = np.asarray(c2ucb.scores(state, twin_arms, jax.random.PRNGKey(0)))
-    high = np.asarray(bb.C2UCB(oracle=TopK(2), lam=1.0, alpha=1.6).scores(state, twin_arms, jax.random.PRNGKey(0)))
+    high = np.asarray(bb.C2UCB(oracle=TopK(k=2), lam=1.0, alpha=1.6).scores(state, twin_arms, jax.random.PRNGKey(0)))
     draws = _score_draws(pc2ucb, state, twin_arms, n=500)
     assert np.all(draws >= low[0] - 1e-9) and np.all(draws <= high[0] + 1e-9)
     assert np.abs(np.corrcoef(draws[:, 0], draws[:, 4])[0, 1]) < 0.2  # fresh per arm
 
 
 def test_greedy_is_random_in_round_one_then_follows_the_estimate(twin_arms):
-    greedy = bb.CombGreedy(oracle=TopK(2), lam=1.0)
+    greedy = bb.CombGreedy(oracle=TopK(k=2), lam=1.0)
     state = greedy.init(twin_arms)
     first = {tuple(np.asarray(greedy.select(state, twin_arms, jax.random.PRNGKey(s))[0])) for s in range(20)}
     assert len(first) > 3  # random scores: many different first super arms
@@ -115,7 +115,7 @@ def test_greedy_is_random_in_round_one_then_follows_the_estimate(twin_arms):
 
 def test_blocks_keep_independent_models():
     """Feedback on block 0 leaves block 1's statistics at the prior."""
-    policy = bb.C2UCB(oracle=TopK(1), blocks=2, lam=2.0, alpha=1.0)
+    policy = bb.C2UCB(oracle=TopK(k=1), blocks=2, lam=2.0, alpha=1.0)
     arms = jnp.eye(3)
     state = policy.init(arms)
     state, info = policy.update(state, arms, jnp.array([1, 1]), jnp.array([1.0, 0.0]))  # block 0 picks arm 1 twice
@@ -125,7 +125,7 @@ def test_blocks_keep_independent_models():
 
 
 def test_update_rejects_out_of_range_picks_inside_jit():
-    policy = bb.C2UCB(oracle=TopK(2), lam=1.0)
+    policy = bb.C2UCB(oracle=TopK(k=2), lam=1.0)
     arms = jnp.eye(3)
     state = policy.init(arms)
     new, info = jax.jit(policy.update)(state, arms, jnp.array([0, 7]), jnp.array([1.0, 1.0]))

@@ -18,13 +18,13 @@ policy             scores                                           randomness
 
 from bayesbandit.policies.comb._base import CombInfo, CombState, CombUpdateInfo
 from bayesbandit.policies.comb._kalman import KalmanState
-from bayesbandit.policies.comb.arm_ts import ArmTS
-from bayesbandit.policies.comb.c2ucb import C2UCB
-from bayesbandit.policies.comb.comb_lin_ts import CombLinTS
-from bayesbandit.policies.comb.comb_lin_ucb import CombLinUCB
-from bayesbandit.policies.comb.greedy import CombGreedy
-from bayesbandit.policies.comb.pc2ucb import PC2UCB
-from bayesbandit.policies.comb.round_ts import RoundTS
+from bayesbandit.policies.comb.arm_ts import ArmTS, ArmTSInfo
+from bayesbandit.policies.comb.c2ucb import C2UCB, C2UCBInfo
+from bayesbandit.policies.comb.comb_lin_ts import CombLinTS, CombLinTSInfo
+from bayesbandit.policies.comb.comb_lin_ucb import CombLinUCB, CombLinUCBInfo
+from bayesbandit.policies.comb.greedy import CombGreedy, CombGreedyInfo
+from bayesbandit.policies.comb.pc2ucb import PC2UCB, PC2UCBInfo
+from bayesbandit.policies.comb.round_ts import RoundTS, RoundTSInfo
 
 __all__ = [
     "C2UCB",
@@ -36,6 +36,13 @@ __all__ = [
     "CombLinTS",
     "CombState",
     "KalmanState",
+    "C2UCBInfo",
+    "PC2UCBInfo",
+    "RoundTSInfo",
+    "ArmTSInfo",
+    "CombGreedyInfo",
+    "CombLinUCBInfo",
+    "CombLinTSInfo",
     "CombInfo",
     "CombUpdateInfo",
 ]

@@ -54,7 +54,11 @@ class CombState(NamedTuple):
 
 
 class CombInfo(NamedTuple):
-    """What a combinatorial ``select`` reports."""
+    """The fields every combinatorial ``select`` reports; each policy reports its own subclass of it.
+
+    A NamedTuple subclass adds no fields, so each policy's Info (``C2UCBInfo``, ``ArmTSInfo``, ...)
+    is its own type over these two fields (``info_type`` on the policy), defined once here.
+    """
 
     converged: Array  # () bool: every score is finite
     scores: Array  # (M, N) the scores the oracle maximised
@@ -89,6 +93,7 @@ class CombPolicy:
     """
 
     kind: ClassVar[Literal["jax"]] = "jax"
+    info_type: ClassVar[type[CombInfo]] = CombInfo
 
     _: KW_ONLY
     oracle: Any
@@ -117,12 +122,12 @@ class CombPolicy:
         return RewardSupport(None, "any real number")
 
     def select(self, state: Any, arms: Array, key: PRNGKey) -> tuple[Array, CombInfo]:
-        """Score every arm in every block, then let the oracle pick the super arm ``(M k,)``."""
+        """Score every arm in every block, then let the oracle pick the super arm ``(M k,)``; Info of type ``info_type``."""
         arms = jnp.asarray(arms, dtype=self._dtype(state))
         key_scores, key_oracle = jax.random.split(key)
         scores = self.scores(state, arms, key_scores)
         action = self.oracle(scores, key_oracle)
-        return action, CombInfo(jnp.all(jnp.isfinite(scores)), scores)
+        return action, self.info_type(jnp.all(jnp.isfinite(scores)), scores)
 
     def scores(self, state: Any, arms: Array, key: PRNGKey) -> Array:
         """The ``(M, N)`` scores the oracle maximises."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -10,10 +11,20 @@ import jax.numpy as jnp
 from bayesbandit._gaussian_linear import block_widths, inverse_factors
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy
+from bayesbandit.policies.comb._base import CombInfo, RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
-__all__ = ["ArmTS"]
+__all__ = ["ArmTS", "ArmTSInfo"]
+
+
+class ArmTSInfo(CombInfo):
+    """What :class:`ArmTS`'s ``select`` reports.
+
+    ``scores`` (M, N): the sampled scores ``theta_hat_j^T x_i + v ||x_i||_{V_j^{-1}} xi_{ji}``, one ``xi`` per arm;
+    ``converged``: every score is finite.
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["lam", "v"])
@@ -38,9 +49,11 @@ class ArmTS(RidgeCombPolicy):
     --------
     >>> import bayesbandit as bb
     >>> from bayesbandit.oracles import TopK
-    >>> bb.ArmTS(oracle=TopK(2), v=0.1, literal=True).literal
+    >>> bb.ArmTS(oracle=TopK(k=2), v=0.1, literal=True).literal
     True
     """
+
+    info_type: ClassVar[type[CombInfo]] = ArmTSInfo
 
     _: KW_ONLY
     v: float = 1.0

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
+from typing import ClassVar
 
 from bayesbandit._gaussian_linear import block_widths
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy
+from bayesbandit.policies.comb._base import CombInfo, RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
-__all__ = ["C2UCB"]
+__all__ = ["C2UCB", "C2UCBInfo"]
+
+
+class C2UCBInfo(CombInfo):
+    """What :class:`C2UCB`'s ``select`` reports.
+
+    ``scores`` (M, N): the optimistic scores ``theta_hat_j^T x_i + alpha ||x_i||_{V_j^{-1}}``; ``converged``: every
+    score is finite.
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["lam", "alpha"])
@@ -28,12 +39,14 @@ class C2UCB(RidgeCombPolicy):
     >>> import jax, jax.numpy as jnp
     >>> import bayesbandit as bb
     >>> from bayesbandit.oracles import TopK
-    >>> policy = bb.C2UCB(oracle=TopK(2), lam=1.0, alpha=1.0)
+    >>> policy = bb.C2UCB(oracle=TopK(k=2), lam=1.0, alpha=1.0)
     >>> arms = jnp.eye(3)
     >>> action, _ = policy.select(policy.init(arms), arms, jax.random.PRNGKey(0))
     >>> action.tolist()
     [0, 1]
     """
+
+    info_type: ClassVar[type[CombInfo]] = C2UCBInfo
 
     _: KW_ONLY
     alpha: float = 1.0

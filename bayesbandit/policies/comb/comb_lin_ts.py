@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import jax
 import jax.numpy as jnp
 
@@ -9,9 +11,20 @@ from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._linalg import cho_solve, cholesky
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
+from bayesbandit.policies.comb._base import CombInfo
 from bayesbandit.policies.comb._kalman import KalmanCombPolicy, KalmanState
 
-__all__ = ["CombLinTS"]
+__all__ = ["CombLinTS", "CombLinTSInfo"]
+
+
+class CombLinTSInfo(CombInfo):
+    """What :class:`CombLinTS`'s ``select`` reports.
+
+    ``scores`` (M, N): Wen et al.'s sampled scores, one posterior draw per block; ``converged``: every score is
+    finite.
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["prior_var", "noise_var"])
@@ -29,9 +42,11 @@ class CombLinTS(KalmanCombPolicy):
     --------
     >>> import bayesbandit as bb
     >>> from bayesbandit.oracles import TopK
-    >>> bb.CombLinTS(oracle=TopK(2), prior_var=10.0, noise_var=1.0).prior_var
+    >>> bb.CombLinTS(oracle=TopK(k=2), prior_var=10.0, noise_var=1.0).prior_var
     10.0
     """
+
+    info_type: ClassVar[type[CombInfo]] = CombLinTSInfo
 
     def __post_init__(self) -> None:
         self._check_common()

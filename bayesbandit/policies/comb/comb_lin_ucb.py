@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -10,10 +11,20 @@ import jax.numpy as jnp
 from bayesbandit._linalg import cholesky
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
+from bayesbandit.policies.comb._base import CombInfo
 from bayesbandit.policies.comb._kalman import KalmanCombPolicy, KalmanState
 from bayesbandit.validation import check_scalar
 
-__all__ = ["CombLinUCB"]
+__all__ = ["CombLinUCB", "CombLinUCBInfo"]
+
+
+class CombLinUCBInfo(CombInfo):
+    """What :class:`CombLinUCB`'s ``select`` reports.
+
+    ``scores`` (M, N): Wen et al.'s upper confidence bounds; ``converged``: every score is finite.
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["prior_var", "noise_var", "c"])
@@ -30,9 +41,11 @@ class CombLinUCB(KalmanCombPolicy):
     --------
     >>> import bayesbandit as bb
     >>> from bayesbandit.oracles import TopK
-    >>> bb.CombLinUCB(oracle=TopK(2), prior_var=1.0, noise_var=0.1, c=1.0).noise_var
+    >>> bb.CombLinUCB(oracle=TopK(k=2), prior_var=1.0, noise_var=0.1, c=1.0).noise_var
     0.1
     """
+
+    info_type: ClassVar[type[CombInfo]] = CombLinUCBInfo
 
     _: KW_ONLY
     c: float = 1.0

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import jax
 import jax.numpy as jnp
 
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy
+from bayesbandit.policies.comb._base import CombInfo, RidgeCombPolicy
 
-__all__ = ["CombGreedy"]
+__all__ = ["CombGreedy", "CombGreedyInfo"]
+
+
+class CombGreedyInfo(CombInfo):
+    """What :class:`CombGreedy`'s ``select`` reports.
+
+    ``scores`` (M, N): the estimates ``theta_hat_j^T x_i`` (random scores in round one); ``converged``: every score
+    is finite.
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["lam"])
@@ -25,9 +37,11 @@ class CombGreedy(RidgeCombPolicy):
     --------
     >>> import bayesbandit as bb
     >>> from bayesbandit.oracles import TopK
-    >>> bb.CombGreedy(oracle=TopK(2), lam=10.0).lam
+    >>> bb.CombGreedy(oracle=TopK(k=2), lam=10.0).lam
     10.0
     """
+
+    info_type: ClassVar[type[CombInfo]] = CombGreedyInfo
 
     def __post_init__(self) -> None:
         self._check_common()

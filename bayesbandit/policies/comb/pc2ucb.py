@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
+from typing import ClassVar
 
 import jax
 
 from bayesbandit._gaussian_linear import block_widths
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy
+from bayesbandit.policies.comb._base import CombInfo, RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
-__all__ = ["PC2UCB"]
+__all__ = ["PC2UCB", "PC2UCBInfo"]
+
+
+class PC2UCBInfo(CombInfo):
+    """What :class:`PC2UCB`'s ``select`` reports.
+
+    ``scores`` (M, N): the randomly inflated optimistic scores ``theta_hat_j^T x_i + (1 + U[0, c]) alpha
+    ||x_i||_{V_j^{-1}}``; ``converged``: every score is finite.
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["lam", "alpha", "c"])
@@ -30,9 +41,11 @@ class PC2UCB(RidgeCombPolicy):
     --------
     >>> import bayesbandit as bb
     >>> from bayesbandit.oracles import TopK
-    >>> bb.PC2UCB(oracle=TopK(2), alpha=0.5).c
+    >>> bb.PC2UCB(oracle=TopK(k=2), alpha=0.5).c
     1.0
     """
+
+    info_type: ClassVar[type[CombInfo]] = PC2UCBInfo
 
     _: KW_ONLY
     alpha: float = 1.0

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
+from typing import ClassVar
 
 import jax
 
 from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.comb._base import RidgeCombPolicy
+from bayesbandit.policies.comb._base import CombInfo, RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
-__all__ = ["RoundTS"]
+__all__ = ["RoundTS", "RoundTSInfo"]
+
+
+class RoundTSInfo(CombInfo):
+    """What :class:`RoundTS`'s ``select`` reports.
+
+    ``scores`` (M, N): the sampled scores ``theta~_j^T x_i``, one ``theta~_j`` per block; ``converged``: every score
+    is finite.
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["lam", "v"])
@@ -31,9 +42,11 @@ class RoundTS(RidgeCombPolicy):
     --------
     >>> import bayesbandit as bb
     >>> from bayesbandit.oracles import TopK
-    >>> bb.RoundTS(oracle=TopK(2), v=0.1).v
+    >>> bb.RoundTS(oracle=TopK(k=2), v=0.1).v
     0.1
     """
+
+    info_type: ClassVar[type[CombInfo]] = RoundTSInfo
 
     _: KW_ONLY
     v: float = 1.0

@@ -19,9 +19,9 @@ from bayesbandit.policies.neural._neural_linear import (
     uniform_fraction,
 )
 from bayesbandit.policies.neural._training import NetworkState, StepInfo
-from bayesbandit.policies.neural.deep_fpl import DeepFL, DeepFPL, DeepFPLInfo
-from bayesbandit.policies.neural.last_layer_ts import LastLayerLaplaceTS
-from bayesbandit.policies.neural.rep_glm_fpl import RepGLMFPL
+from bayesbandit.policies.neural.deep_fpl import DeepFL, DeepFLInfo, DeepFPL, DeepFPLInfo
+from bayesbandit.policies.neural.last_layer_ts import LastLayerLaplaceTS, LastLayerLaplaceTSInfo
+from bayesbandit.policies.neural.rep_glm_fpl import RepGLMFPL, RepGLMFPLInfo
 
 __all__ = [
     "NeuralPolicy",
@@ -30,11 +30,14 @@ __all__ = [
     "DeepFPL",
     "DeepFL",
     "DeepFPLInfo",
+    "DeepFLInfo",
     "NeuralLinear",
     "NeuralLinearState",
     "NeuralLinearInfo",
     "NeuralLinearUpdateInfo",
     "RepGLMFPL",
+    "RepGLMFPLInfo",
     "LastLayerLaplaceTS",
+    "LastLayerLaplaceTSInfo",
     "uniform_fraction",
 ]

@@ -18,7 +18,7 @@ for the network step, the head's refit and the embedding of the ``m`` training r
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, NamedTuple, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -47,7 +47,11 @@ class NeuralLinearState(NamedTuple):
 
 
 class NeuralLinearInfo(NamedTuple):
-    """What a neural-linear ``select`` reports."""
+    """The fields every neural-linear ``select`` reports; each policy reports its own subclass of it.
+
+    A NamedTuple subclass adds no fields, so ``RepGLMFPLInfo`` and ``LastLayerLaplaceTSInfo`` are
+    their own types over these two fields (``info_type`` on the policy), defined once here.
+    """
 
     converged: Array  # () bool: the head's selection converged (always true while exploring)
     exploring: Array  # () bool: a uniform pull of the training phase
@@ -79,6 +83,8 @@ class NeuralLinear(NeuralPolicy):
         records ``"embedding"``).
     """
 
+    info_type: ClassVar[type[NeuralLinearInfo]] = NeuralLinearInfo
+
     _: KW_ONLY
     explore_rounds: int = 100
     a: float = 0.5
@@ -97,7 +103,7 @@ class NeuralLinear(NeuralPolicy):
 
     def head_program(self) -> Any:
         """The head's NumPyro program (over ``[embedding, 1]``)."""
-        return GLM("logistic") if self.head_model is None else self.head_model
+        return GLM(family="logistic") if self.head_model is None else self.head_model
 
     def embed(self, state: NeuralLinearState, x: ArrayLike) -> Array:
         """``[h(x), 1]`` for rows ``x`` under the current network, in JAX's default float (shape (n, H + 1))."""
@@ -173,7 +179,7 @@ class NeuralLinear(NeuralPolicy):
             return action.astype(jnp.int32), jnp.asarray(info.converged)
 
         action, converged = jax.lax.cond(exploring, uniform, by_head)
-        return action, NeuralLinearInfo(converged, exploring)
+        return action, self.info_type(converged, exploring)
 
     def update(
         self, state: NeuralLinearState, arms: ArrayLike, action: Array, feedback: Array

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -16,11 +16,11 @@ from bayesbandit.policies.neural._base import NeuralPolicy
 from bayesbandit.policies.neural._training import NetworkState, StepInfo, init_network, train_step
 from bayesbandit.validation import check_int, check_scalar
 
-__all__ = ["DeepFPL", "DeepFL", "DeepFPLInfo"]
+__all__ = ["DeepFPL", "DeepFL", "DeepFPLInfo", "DeepFLInfo"]
 
 
 class DeepFPLInfo(NamedTuple):
-    """What DeepFPL's ``select`` reports."""
+    """What :class:`DeepFPL`'s ``select`` reports."""
 
     converged: Array  # () bool: every score is finite
     scores: Array  # (K,) mean rewards under the current network
@@ -64,6 +64,8 @@ class DeepFPL(NeuralPolicy):
     (1, True)
     """
 
+    info_type: ClassVar[type[DeepFPLInfo]] = DeepFPLInfo
+
     _: KW_ONLY
     a: float = 1.0
     num_explore: int | None = None
@@ -95,7 +97,7 @@ class DeepFPL(NeuralPolicy):
         exploring = state.t < num_explore
         uniform = jax.random.randint(key_uniform, (), 0, arms.shape[0], jnp.int32)
         action = jnp.where(exploring, uniform, random_argmax(key_ties, scores))
-        return action, DeepFPLInfo(jnp.all(jnp.isfinite(scores)), scores, exploring)
+        return action, self.info_type(jnp.all(jnp.isfinite(scores)), scores, exploring)
 
     def update(
         self, state: NetworkState, arms: ArrayLike, action: Array, feedback: Array
@@ -109,9 +111,17 @@ class DeepFPL(NeuralPolicy):
         return state.recent.rows()
 
 
+class DeepFLInfo(DeepFPLInfo):
+    """What :class:`DeepFL`'s ``select`` reports: :class:`DeepFPLInfo`'s fields, the network unperturbed."""
+
+    __slots__ = ()
+
+
 @register_policy(data_fields=["a", "learning_rate"])
 class DeepFL(DeepFPL):
     """DeepFPL with ``a = 0``: follow the leader, no exploration beyond the initial pulls (the paper's ablation)."""
+
+    info_type: ClassVar[type[DeepFPLInfo]] = DeepFLInfo
 
     _: KW_ONLY
     a: float = 0.0

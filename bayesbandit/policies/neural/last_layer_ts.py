@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import KW_ONLY
+from typing import ClassVar
 
 from bayesbandit.contract import register_policy
 from bayesbandit.policies.glm import GLMTSL
-from bayesbandit.policies.neural._neural_linear import NeuralLinear
+from bayesbandit.policies.neural._neural_linear import NeuralLinear, NeuralLinearInfo
 
-__all__ = ["LastLayerLaplaceTS"]
+__all__ = ["LastLayerLaplaceTS", "LastLayerLaplaceTSInfo"]
+
+
+class LastLayerLaplaceTSInfo(NeuralLinearInfo):
+    """What :class:`LastLayerLaplaceTS`'s ``select`` reports.
+
+    ``exploring``: a uniform pull while the network trains; ``converged``: the Laplace Thompson-sampling head's selection converged
+    (true while exploring).
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["a", "learning_rate"])
@@ -42,6 +53,8 @@ class LastLayerLaplaceTS(NeuralLinear):
     >>> policy.head().a
     1.0
     """
+
+    info_type: ClassVar[type[NeuralLinearInfo]] = LastLayerLaplaceTSInfo
 
     _: KW_ONLY
     a: float = 1.0

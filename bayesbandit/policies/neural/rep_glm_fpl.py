@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from bayesbandit.contract import register_policy
 from bayesbandit.policies.glm import GLMFPL
-from bayesbandit.policies.neural._neural_linear import NeuralLinear
+from bayesbandit.policies.neural._neural_linear import NeuralLinear, NeuralLinearInfo
 
-__all__ = ["RepGLMFPL"]
+__all__ = ["RepGLMFPL", "RepGLMFPLInfo"]
+
+
+class RepGLMFPLInfo(NeuralLinearInfo):
+    """What :class:`RepGLMFPL`'s ``select`` reports.
+
+    ``exploring``: a uniform pull while the network trains; ``converged``: the perturbed GLM-FPL head's selection converged
+    (true while exploring).
+    """
+
+    __slots__ = ()
 
 
 @register_policy(data_fields=["a", "learning_rate"])
@@ -38,6 +50,8 @@ class RepGLMFPL(NeuralLinear):
     >>> state.head.history.x.shape  # the head's rows: 8 hidden units and a bias
     (100, 9)
     """
+
+    info_type: ClassVar[type[NeuralLinearInfo]] = RepGLMFPLInfo
 
     def __post_init__(self) -> None:
         self._check_neural_linear()
