@@ -25,7 +25,7 @@ METHODS = ("laplace", "fpl", "nuts")
 _KEY_INDEX = {"laplace": 0, "fpl": 1, "nuts": 2, "init": 3}  # one key per method, whatever is asked
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Thresholds:
     """When :func:`compare` raises a flag.
 
