@@ -49,14 +49,15 @@ def _fresh_python(code):
     return out.stdout.strip()
 
 
-def test_import_changes_no_jax_setting_and_loads_no_diagnostics_or_experiments():
+def test_import_changes_no_jax_setting_starts_no_backend_and_loads_no_diagnostics_or_experiments():
     out = _fresh_python(
         "import sys, jax; import bayesbandit\n"
-        "print(jax.config.jax_enable_x64)\n"
+        "from jax._src import xla_bridge\n"
+        "print(jax.config.jax_enable_x64, xla_bridge.backends_are_initialized())\n"
         "print(sorted(m for m in sys.modules if m.startswith(('bayesbandit.diagnostics', 'bayesbandit.experiments',"
         " 'arviz'))))"
     )
-    assert out.splitlines() == ["False", "[]"]
+    assert out.splitlines() == ["False False", "[]"]  # no backend yet: process settings may follow the imports
 
 
 def test_core_source_never_imports_diagnostics_or_experiments():

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -25,7 +27,13 @@ from bayesbandit.design.g_optimal import Design, effective_dim, g_values, null_c
 
 __all__ = ["fw_literal", "greedy_allocation"]
 
-_GRID = jnp.concatenate([jnp.zeros(1), 0.75 ** jnp.arange(24.0)])
+
+@functools.cache
+def _step_grid() -> Array:
+    """The line-search steps ``0`` and ``0.75^j``, ``j < 24``: computed once, eagerly (never at import: importing
+    bayesbandit starts no JAX backend, so process settings can still follow the imports)."""
+    with jax.ensure_compile_time_eval():
+        return jnp.concatenate([jnp.zeros(1), 0.75 ** jnp.arange(24.0)])
 
 
 def fw_literal(x: ArrayLike, *, max_iter: int = 100, tol: float = 1e-6) -> Design:
@@ -61,10 +69,10 @@ def fw_literal(x: ArrayLike, *, max_iter: int = 100, tol: float = 1e-6) -> Desig
         x_max = x[jnp.argmax(g_values(x, w))]
         grad = -((x @ solve(v, x_max)) ** 2)
         vertex = jax.nn.one_hot(jnp.argmin(grad), k, dtype=x.dtype)
-        trials = jax.vmap(lambda gamma: g_max(w + gamma * (vertex - w)))(_GRID.astype(x.dtype))
+        trials = jax.vmap(lambda gamma: g_max(w + gamma * (vertex - w)))(_step_grid().astype(x.dtype))
         best = jnp.argmin(trials)
         moved = trials[best] < g - tol
-        w_new = jnp.where(moved, w + _GRID[best] * (vertex - w), w)
+        w_new = jnp.where(moved, w + _step_grid()[best] * (vertex - w), w)
         return i + moved.astype(jnp.int32), w_new, jnp.where(moved, trials[best], g), moved
 
     w0 = jnp.full((k,), 1.0 / k, dtype=x.dtype)
