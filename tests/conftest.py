@@ -18,6 +18,7 @@ os.environ.setdefault("PJRT_NPROC", "1")
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from _fresh import Children  # noqa: E402
 
 import bayesbandit  # noqa: E402
 
@@ -26,7 +27,8 @@ bayesbandit.runtime.enable_fast_rng()  # the same random numbers as JAX's CPU lo
 
 # One persistent compilation cache per session, shared by the xdist workers (they inherit the
 # variable from the controller): after a worker drops its compiled programs (below), it loads
-# them from disk instead of compiling them again. ``BAYESBANDIT_TEST_JAX_CACHE=off`` compiles
+# them from disk instead of compiling them again. The child processes tests start (they inherit the
+# environment) use it too, through JAX's own variables. ``BAYESBANDIT_TEST_JAX_CACHE=off`` compiles
 # everything afresh.
 _OWN_CACHE = "BAYESBANDIT_TEST_JAX_CACHE" not in os.environ  # this process made it: it removes it
 if _OWN_CACHE:
@@ -34,6 +36,8 @@ if _OWN_CACHE:
 if os.environ["BAYESBANDIT_TEST_JAX_CACHE"] != "off":
     bayesbandit.runtime.enable_compilation_cache(os.environ["BAYESBANDIT_TEST_JAX_CACHE"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ["BAYESBANDIT_TEST_JAX_CACHE"]
+    os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.2"
 
 
 def _memory_mappings() -> int:
@@ -77,6 +81,15 @@ class _CompiledProgramGuard:
         if checks is not None:  # its cached experiments count their traces: drop them with the programs
             checks.clear_caches()
         gc.collect()  # the executables go with the last reference to them
+
+
+@pytest.fixture(scope="session")
+def fresh_process(tmp_path_factory):
+    """The children with other process settings (``tests/_fresh.py``), one per setting, shared by the xdist workers."""
+    root = tmp_path_factory.getbasetemp()
+    children = Children(root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root)
+    yield children
+    children.close()
 
 
 @pytest.fixture

@@ -7,10 +7,6 @@ called here, after computations, it raises and changes nothing.
 """
 
 import os
-import pathlib
-import subprocess
-import sys
-import textwrap
 
 import jax
 import numpy as np
@@ -36,31 +32,11 @@ def play() -> dict[str, np.ndarray]:
     return out
 
 
-# A fresh interpreter with this process's settings (64-bit, fast Threefry), plus low latency.
-LOW_LATENCY = textwrap.dedent(
-    """
-    import sys
-    import numpy as np
-    import bayesbandit as bb
-
-    bb.runtime.enable_low_latency()
-    bb.runtime.enable_x64()
-    bb.runtime.enable_fast_rng()
-    sys.path.insert(0, sys.argv[2])
-    import test_latency
-
-    np.savez(sys.argv[1], **test_latency.play())
-    """
-)
-
-
-def test_low_latency_settings_change_no_decision(tmp_path):
-    path = tmp_path / "fast.npz"
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}  # the suite's XLA flags; enable_low_latency adds its own
-    here = str(pathlib.Path(__file__).parent)
-    subprocess.run([sys.executable, "-c", LOW_LATENCY, str(path), here], env=env, check=True, timeout=300)
-    fast = dict(np.load(path))
+def test_low_latency_settings_change_no_decision(fresh_process):
+    """The rounds here equal those of a process with this one's settings plus low latency (``tests/_fresh.py``)."""
+    fresh_process.start("low_latency")  # it plays while this process does
     default = play()
+    fast = fresh_process.result("low_latency", "test_latency.py:play")
     assert default.keys() == fast.keys()
     for name in default:
         np.testing.assert_array_equal(default[name], fast[name], err_msg=name)

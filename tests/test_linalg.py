@@ -9,13 +9,10 @@ so the tests below check the property itself, on any machine, for the library's 
 
 from __future__ import annotations
 
+import faulthandler
 import math
-import os
 import pathlib
 import re
-import subprocess
-import sys
-import textwrap
 
 import jax
 import jax.numpy as jnp
@@ -235,47 +232,43 @@ def test_glm_tsl_runs_never_fan_out():
 # split over the pool, the program resumes on the pool thread that finishes it, and that thread runs
 # the SVD: 125 matrices of 8 x 7 (490,000 flops) fan out over the pool and wait. With both devices
 # there, both pool threads wait: with jnp.linalg.svd it stopped within 2 s in 9 runs of 9.
-DEADLOCK = textwrap.dedent(
-    """
-    import faulthandler, sys
-    import jax, jax.numpy as jnp
-    from jax.sharding import NamedSharding, PartitionSpec as P
-    from bayesbandit import _linalg
+def _sharded_svd_calls(svd) -> dict[str, np.ndarray]:
+    """2,000 calls of ``svd`` on 250 matrices of 8 x 7, sharded over this process's two devices beside a large
+    product; a call that takes 20 s (one takes about a millisecond) makes the process print its stacks and exit."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
-    svd = {"jax": lambda x: jnp.linalg.svd(x, compute_uv=False), "bayesbandit": lambda x: _linalg.svd(x)[1]}[sys.argv[1]]
     mesh = jax.make_mesh((2,), ("runs",))
     f = jax.jit(jax.shard_map(lambda x, b: (svd(x), b * 2), mesh=mesh, in_specs=P("runs"), out_specs=P("runs")))
-    put = lambda a: jax.device_put(a, NamedSharding(mesh, P("runs")))
-    x, b = put(jax.random.normal(jax.random.key(0), (250, 8, 7))), put(jnp.ones((250, 64, 64)))
-    for i in range(2000):
-        faulthandler.dump_traceback_later(20, exit=True)  # one call takes about a millisecond
+    x = jax.device_put(jax.random.normal(jax.random.key(0), (250, 8, 7)), NamedSharding(mesh, P("runs")))
+    b = jax.device_put(jnp.ones((250, 64, 64)), NamedSharding(mesh, P("runs")))
+    for _ in range(2000):
+        faulthandler.dump_traceback_later(20, exit=True)
         jax.block_until_ready(f(x, b))
-    print("finished")
-    """
-)
+    faulthandler.cancel_dump_traceback_later()
+    return {"calls": np.array(2000), "devices": np.array(len(jax.devices()))}
 
 
-def _two_devices(tmp_path, which: str) -> subprocess.CompletedProcess:
-    script = tmp_path / "deadlock.py"
-    script.write_text(DEADLOCK)
-    env = {
-        **os.environ,
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
-        "PJRT_NPROC": "1",
-        "JAX_PLATFORMS": "cpu",
-    }
-    return subprocess.run([sys.executable, str(script), which], capture_output=True, text=True, env=env, timeout=240)
+def batch_safe_svd_on_two_devices() -> dict[str, np.ndarray]:
+    """The program above with ``bayesbandit._linalg.svd`` (run in the two-device child of ``tests/_fresh.py``)."""
+    return _sharded_svd_calls(lambda x: linalg.svd(x)[1])
 
 
-def test_vmapped_svd_under_two_host_devices_finishes(tmp_path):
+def jaxlib_svd_on_two_devices() -> dict[str, np.ndarray]:
+    """The program above with ``jnp.linalg.svd``."""
+    return _sharded_svd_calls(lambda x: jnp.linalg.svd(x, compute_uv=False))
+
+
+def test_vmapped_svd_under_two_host_devices_finishes(fresh_process):
     """Regression: the program above, with the batch-safe SVD, runs its 2,000 calls."""
-    out = _two_devices(tmp_path, "bayesbandit")
-    assert out.returncode == 0 and "finished" in out.stdout, out.stdout + out.stderr[-4000:]
+    out = fresh_process.result("two_devices", "test_linalg.py:batch_safe_svd_on_two_devices")
+    assert int(out["calls"]) == 2000 and int(out["devices"]) == 2
 
 
 @pytest.mark.slow
-def test_jaxlib_batched_svd_under_two_host_devices_deadlocks(tmp_path):
-    """The hazard itself (jaxlib 0.10): the same program with ``jnp.linalg.svd`` stops. If this starts
-    passing, jaxlib no longer blocks on its pool and ``bayesbandit._linalg`` can go."""
-    out = _two_devices(tmp_path, "jax")
-    assert out.returncode != 0 and "Timeout" in out.stderr and "finished" not in out.stdout
+def test_jaxlib_batched_svd_under_two_host_devices_deadlocks(fresh_process):
+    """The hazard itself (jaxlib 0.10), in the same process settings: the same program with ``jnp.linalg.svd``
+    stops. If this starts passing, jaxlib no longer blocks on its pool and ``bayesbandit._linalg`` can go."""
+    with pytest.raises(AssertionError, match="never finished") as stopped:
+        fresh_process.result("two_devices_jaxlib_svd", "test_linalg.py:jaxlib_svd_on_two_devices")
+    assert "Timeout" in str(stopped.value)

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import pathlib
-import subprocess
-import sys
-import textwrap
-
 import jax
 import numpy as np
 from bayesbandit.models import logistic
@@ -44,31 +38,11 @@ def play() -> dict[str, np.ndarray]:
     }
 
 
-# A fresh interpreter with this process's settings (64-bit, fast Threefry, XLA flags) and two devices.
-TWO_DEVICES = textwrap.dedent(
-    """
-    import sys
-    import numpy as np
-    import bayesbandit as bb
-
-    bb.runtime.enable_x64()
-    bb.runtime.enable_fast_rng()
-    sys.path.insert(0, sys.argv[2])
-    import test_sharding
-
-    np.savez(sys.argv[1], **test_sharding.play())
-    """
-)
-
-
-def test_two_devices_give_the_single_device_results(tmp_path):
-    path = tmp_path / "two.npz"
-    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2".strip()
-    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}  # the suite's flags, plus the devices
-    here = str(pathlib.Path(__file__).parent)
-    subprocess.run([sys.executable, "-c", TWO_DEVICES, str(path), here], env=env, check=True, timeout=300)
-    two = dict(np.load(path))
+def test_two_devices_give_the_single_device_results(fresh_process):
+    """The runs here equal those of a process with this one's settings and two devices (``tests/_fresh.py``)."""
+    fresh_process.start("two_devices")  # it plays while this process does
     one = play()
+    two = fresh_process.result("two_devices", "test_sharding.py:play")
     assert int(one.pop("devices")) == 1 and int(two.pop("devices")) == 2
     assert one.keys() == two.keys()
     for name in one:

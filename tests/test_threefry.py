@@ -1,11 +1,5 @@
 """``enable_fast_rng``: JAX's random numbers, bit for bit, from a Threefry hash compiled without a loop."""
 
-import os
-import pathlib
-import subprocess
-import sys
-import textwrap
-
 import jax
 import numpy as np
 from bayesbandit.models import logistic
@@ -54,30 +48,12 @@ def draws() -> dict[str, np.ndarray]:
     return {name: np.asarray(value) for name, value in out.items()}
 
 
-# A fresh interpreter in 64-bit mode with JAX's own lowering (``enable_fast_rng`` never called).
-JAX_OWN = textwrap.dedent(
-    """
-    import sys
-    import numpy as np
-    import bayesbandit as bb
-
-    sys.path.insert(0, sys.argv[2])
-    import test_threefry
-
-    bb.runtime.enable_x64()
-    np.savez(sys.argv[1], **test_threefry.draws())
-    """
-)
-
-
-def test_the_draws_and_a_policy_s_actions_equal_jax_s_own_lowering(tmp_path):
-    """The draws here (the harness turned the fast lowering on) equal those of a process that never did."""
-    path = tmp_path / "own.npz"
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    here = str(pathlib.Path(__file__).parent)
-    subprocess.run([sys.executable, "-c", JAX_OWN, str(path), here], env=env, check=True, timeout=300)
-    jax_own = dict(np.load(path))
+def test_the_draws_and_a_policy_s_actions_equal_jax_s_own_lowering(fresh_process):
+    """The draws here (the harness turned the fast lowering on) equal those of a 64-bit process that never did
+    (``tests/_fresh.py``)."""
+    fresh_process.start("jax_threefry")  # it draws while this process does
     fast = draws()
+    jax_own = fresh_process.result("jax_threefry", "test_threefry.py:draws")
     assert jax_own.keys() == fast.keys()
     for name in jax_own:
         np.testing.assert_array_equal(jax_own[name], fast[name], err_msg=name)
