@@ -44,15 +44,17 @@ class Setting:
 
 
 # The suite's own settings are 64-bit mode, the loop-free Threefry and one device (``conftest.py``).
+SUITE = "bb.runtime.enable_x64(); bb.runtime.enable_fast_rng()"
+TWO_DEVICES = {"JAX_NUM_CPU_DEVICES": "2"}  # two CPU devices, the suite's XLA flags unchanged
 SETTINGS = {
     "two_devices": Setting(
-        prelude="bb.runtime.enable_x64(); bb.runtime.enable_fast_rng()",
-        env={"JAX_NUM_CPU_DEVICES": "2"},
+        prelude=SUITE,
+        env=TWO_DEVICES,
         checks=("test_sharding.py:play", "test_linalg.py:batch_safe_svd_on_two_devices"),
     ),
     "two_devices_jaxlib_svd": Setting(  # the hazard itself: a child of its own, which never finishes
-        prelude="bb.runtime.enable_x64(); bb.runtime.enable_fast_rng()",
-        env={"JAX_NUM_CPU_DEVICES": "2"},
+        prelude=SUITE,
+        env=TWO_DEVICES,
         checks=("test_linalg.py:jaxlib_svd_on_two_devices",),
     ),
     "jax_threefry": Setting(  # 64-bit, JAX's own Threefry lowering (enable_fast_rng never called)
@@ -64,7 +66,7 @@ SETTINGS = {
         ),
     ),
     "low_latency": Setting(
-        prelude="bb.runtime.enable_low_latency(); bb.runtime.enable_x64(); bb.runtime.enable_fast_rng()",
+        prelude=f"bb.runtime.enable_low_latency(); {SUITE}",
         checks=("test_latency.py:play",),
     ),
 }
