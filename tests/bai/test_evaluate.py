@@ -8,13 +8,18 @@ import pytest
 from bayesbandit.bai import GSE, Automobile, SequentialHalving, SphereInstance, evaluate, load_automobile
 from bayesbandit.errors import InvalidInput
 
+# the environment, budget and batch of replications of the paired evaluation, which the grid test
+# reuses: evaluate keeps their compiled programs
+ENV, BUDGET, BATCH = SphereInstance(K=8, d=4, noise_var=2.0), 120, 25
+
 
 def test_paired_evaluation_is_reproducible_and_pairs_replications():
-    env = SphereInstance(K=8, d=4, noise_var=2.0)
+    env = ENV
     algs = {"GSE": GSE(), "same": GSE(), "SH": SequentialHalving()}
-    ds = evaluate(algs, env, 120, replications=60, seed=3, batch_size=25)
-    again = evaluate({"GSE": GSE()}, env, 120, replications=60, seed=3, batch_size=30)
-    np.testing.assert_array_equal(ds.arm.sel(algorithm="GSE").values, again.arm.sel(algorithm="GSE").values)
+    ds = evaluate(algs, env, BUDGET, replications=60, seed=3, batch_size=BATCH)
+    # other batches of replications, the same results (on the algorithm cheaper to compile)
+    again = evaluate({"SH": SequentialHalving()}, env, BUDGET, replications=60, seed=3, batch_size=30)
+    np.testing.assert_array_equal(ds.arm.sel(algorithm="SH").values, again.arm.sel(algorithm="SH").values)
     # identical algorithms on common random numbers: identical choices, a zero paired difference
     np.testing.assert_array_equal(ds.arm.sel(algorithm="GSE").values, ds.arm.sel(algorithm="same").values)
     assert float(ds.difference.sel(algorithm="GSE", versus="same")) == 0.0
@@ -73,22 +78,24 @@ def test_automobile_loader_scales_merges_duplicates_and_drops_missing(tmp_path):
 
 
 def test_bai_grid_writes_results_plot_and_table(tmp_path):
+    """Two cells of one batch of replications on the paired evaluation's environment and budget:
+    the grid's plumbing (cells stored and reused, results, plot, table) on programs already compiled."""
     from bayesbandit.experiments.bai_grid import Cell, run_grid
 
-    cells = [Cell("panel", k, SphereInstance(K=k, d=2), 10 * k) for k in (3, 4)]
+    cells = [Cell("panel", x, ENV, BUDGET) for x in (1, 2)]
     paths = run_grid(
         tmp_path,
         "tiny",
         cells,
         lambda c: {"GSE": GSE(), "SH": SequentialHalving()},
-        x_label="K",
+        x_label="cell",
         reference="GSE",
-        replications=20,
+        replications=BATCH,
         seed=0,
         progress=False,
     )
     text = paths["summary"].read_text()
-    assert "| K | GSE | SH |" in text and "Paired difference vs GSE" in text
+    assert "| cell | GSE | SH |" in text and "Paired difference vs GSE" in text
     assert paths["plot"].stat().st_size > 10_000
     import xarray as xr
 
@@ -101,9 +108,9 @@ def test_bai_grid_writes_results_plot_and_table(tmp_path):
             "tiny",
             cells,
             lambda c: {"GSE": GSE(), "SH": SequentialHalving()},
-            x_label="K",
+            x_label="cell",
             reference="GSE",
-            replications=20,
+            replications=BATCH,
             seed=0,
             progress=False,
         )["summary"].read_text()

@@ -1,5 +1,7 @@
 """GSE and Sequential Halving: exact budgets, the identities the paper states, GLM programs, bad input."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -54,54 +56,79 @@ def test_stage_budgets_spread_or_drop_the_leftover():
     assert stage_budgets(83, 3, "drop") == (27, 27, 27)
 
 
+# K = 11 (not a power of 2) and budgets that the 4 stages do not divide: the programs of the
+# learning test, shared with the budget test of the default design
+SPHERE, BUDGETS, SPHERE_REPS = SphereInstance(K=11, d=5, noise_var=1.0), (101, 1013), 300
+# K = 13 one-hot arms (stages of 13, 7, 4, 2 arms) and a budget the 4 stages do not divide
+STATIC, STATIC_BUDGET, STATIC_REPS = StaticInstance(K=13, gap=0.2), 203, 200
+
+
+@functools.cache
+def sphere_run(allocation, budget):
+    """GSE on new sphere instances each replication: (arms, correct, infos)."""
+    return run_many(GSE(allocation=allocation), SPHERE, budget, SPHERE_REPS)
+
+
+@functools.cache
+def static_run(algorithm):
+    """``algorithm`` on one static instance, paired replications: (arms, correct, infos)."""
+    return run_many(algorithm, STATIC, STATIC_BUDGET, STATIC_REPS, fixed=STATIC.reset(jax.random.key(0)))
+
+
 @pytest.mark.parametrize("allocation", CI_ALLOCATIONS)
 def test_every_gse_run_spends_exactly_the_budget(allocation):
     """K = 11 (not a power of 2), a budget not divisible by the 4 stages, random sphere instances."""
-    env = SphereInstance(K=11, d=5)
-    _, _, info = run_many(GSE(allocation=allocation), env, 101, 16)
-    assert np.all(np.asarray(info.pulls) == 101)
-    assert np.all(np.asarray(info.counts).sum(axis=1) == 101)
+    _, _, info = sphere_run(allocation, BUDGETS[0])
+    assert np.all(np.asarray(info.pulls) == BUDGETS[0])
+    assert np.all(np.asarray(info.counts).sum(axis=1) == BUDGETS[0])
     survivors = np.asarray(info.survivors).sum(axis=2)
     assert np.all(survivors == np.array(halving_sizes(11, 2)))
 
 
 def test_sequential_halving_spends_exactly_the_budget_and_drop_spends_s_floor():
-    env = StaticInstance(K=13, gap=0.5)
-    inst = env.reset(jax.random.key(0))
-    _, _, info = run_many(SequentialHalving(), env, 97, 8, fixed=inst)
-    assert np.all(np.asarray(info.pulls) == 97)
-    _, _, info = run_many(GSE(allocation="uniform", leftover="drop"), env, 97, 8, fixed=inst)
-    assert np.all(np.asarray(info.pulls) == 4 * (97 // 4))
+    _, _, info = static_run(SequentialHalving())
+    assert np.all(np.asarray(info.pulls) == STATIC_BUDGET)
+    _, _, info = static_run(GSE(allocation="uniform", leftover="drop"))
+    assert np.all(np.asarray(info.pulls) == 4 * (STATIC_BUDGET // 4))
 
 
 @pytest.mark.parametrize("allocation", CI_ALLOCATIONS)
 def test_on_the_static_instance_every_gse_design_is_sequential_halving(allocation):
     """One-hot arms: the G-optimal design is uniform, OLS gives the arm means; same pulls, same
-    rewards from the stack, same ties, hence the same choice in every paired replication (also with
-    a budget whose stages do not divide evenly)."""
-    env = StaticInstance(K=16, gap=0.2)
-    inst = env.reset(jax.random.key(0))
-    sh, _, _ = run_many(SequentialHalving(), env, 203, 200, fixed=inst)
-    gse, _, _ = run_many(GSE(allocation=allocation), env, 203, 200, fixed=inst)
+    rewards from the stack, same ties, hence the same choice in every paired replication (K = 13
+    and a budget whose stages do not divide evenly)."""
+    sh, _, _ = static_run(SequentialHalving())
+    gse, _, _ = static_run(GSE(allocation=allocation))
     np.testing.assert_array_equal(np.asarray(gse), np.asarray(sh))
+
+
+class GaussianArms(SphereInstance):
+    """Standard normal features (arms in general position) and ``theta = 1/3``."""
+
+    def reset(self, key):
+        arms = jax.random.normal(key, (self.K, self.d))
+        theta = jnp.ones(self.d) / 3
+        return Instance(arms, theta, arms @ theta, jnp.max(arms @ theta))
+
+
+# K = 8 arms in general position in R^10: saturated stages, and rank deficient (d > K)
+NARROW, NARROW_BUDGET, NARROW_REPS = GaussianArms(K=8, d=10, noise_var=4.0), 120, 100
+
+
+@functools.cache
+def narrow_run(algorithm):
+    """``algorithm`` on new narrow instances each replication: (arms, correct, infos)."""
+    return run_many(algorithm, NARROW, NARROW_BUDGET, NARROW_REPS)
 
 
 def test_gse_lin_uniform_equals_sequential_halving_when_every_stage_is_saturated():
     """K <= d arms in general position: every stage has as many dimensions as arms, so OLS fits each
     arm's mean exactly and GSE-Lin ranks as SH does, on new random instances each replication."""
-
-    class GaussianArms(SphereInstance):
-        def reset(self, key):
-            arms = jax.random.normal(key, (self.K, self.d))
-            theta = jnp.ones(self.d) / 3
-            return Instance(arms, theta, arms @ theta, jnp.max(arms @ theta))
-
-    env = GaussianArms(K=8, d=10, noise_var=4.0)
-    sh, _, _ = run_many(SequentialHalving(), env, 120, 64)
-    gse, _, _ = run_many(GSE(allocation="uniform"), env, 120, 64)
+    sh, _, _ = narrow_run(SequentialHalving())
+    gse, _, _ = narrow_run(GSE(allocation="uniform"))
     np.testing.assert_array_equal(np.asarray(gse), np.asarray(sh))
     # K linearly independent arms: the G-optimal design is uniform too (g = K = d_t), so it agrees
-    gopt, _, _ = run_many(GSE(allocation="g-optimal"), env, 120, 64)
+    gopt, _, _ = narrow_run(GSE(allocation="g-optimal"))
     np.testing.assert_array_equal(np.asarray(gopt), np.asarray(sh))
     # while on a non-saturated instance (K > d) the two differ
     wide = GaussianArms(K=16, d=4, noise_var=4.0)
@@ -111,20 +138,22 @@ def test_gse_lin_uniform_equals_sequential_halving_when_every_stage_is_saturated
 
 
 def test_gse_learns_and_its_accuracy_grows_with_the_budget():
-    env = SphereInstance(K=16, d=5, noise_var=1.0)
-    acc = [float(np.mean(run_many(GSE(), env, b, 300)[1])) for b in (64, 1024)]
+    acc = [float(np.mean(sphere_run("g-optimal", b)[1])) for b in BUDGETS]
     assert acc[1] > acc[0] + 0.1
-    assert acc[1] > 0.5  # chance is 1/16
+    assert acc[1] > 0.5  # chance is 1/11
 
 
 def test_the_g_optimal_design_drops_the_disturbing_arm_of_the_adaptive_instance():
     """Stage 1 of the adaptive instance: the design's support is e_1..e_d (g = d), so the disturbing
-    arm x_{d+1} gets no pull, while the paper's literal Frank-Wolfe (stalled at uniform) pulls it."""
-    env = AdaptiveInstance(K=8)
+    arm x_{d+1} gets no pull, while the paper's literal Frank-Wolfe (stalled at uniform) pulls it.
+    K = 4 and B = 40 under jit, as in GSE's example (one compiled program each)."""
+    env = AdaptiveInstance(K=4)
     inst = env.reset(jax.random.key(0))
-    _, info = GSE(allocation="g-optimal").identify(env, inst, 160, jax.random.key(1))
-    _, literal = GSE(allocation="fw-literal").identify(env, inst, 160, jax.random.key(1))
-    assert int(info.counts[-1]) < int(literal.counts[-1])
+    counts = {}
+    for allocation in ("g-optimal", "fw-literal"):
+        identify = jax.jit(GSE(allocation=allocation).identify, static_argnums=(0, 2))
+        counts[allocation] = identify(env, inst, 40, jax.random.key(1))[1].counts
+    assert int(counts["g-optimal"][-1]) < int(counts["fw-literal"][-1])
 
 
 @pytest.mark.parametrize(
@@ -146,10 +175,10 @@ def test_gse_fits_any_reward_program(family, model):
 
 
 def test_rank_deficient_arms_are_projected_onto_their_span():
-    """d = 12 > K = 8 (the paper's logistic panel): stage 1 works in the 8-dim span; GSE learns."""
-    env = SphereInstance(K=8, d=12, noise_var=0.5)
-    _, correct, info = run_many(GSE(), env, 400, 100)
-    assert float(np.mean(correct)) > 0.5 and np.all(np.asarray(info.pulls) == 400)
+    """d = 10 > K = 8 (as in the paper's logistic panel): stage 1 works in the 8-dim span; GSE
+    learns (chance is 1/8). The runs of the saturated-stages test."""
+    _, correct, info = narrow_run(GSE())
+    assert float(np.mean(correct)) > 0.5 and np.all(np.asarray(info.pulls) == NARROW_BUDGET)
 
 
 def test_the_stack_of_rewards_gives_the_same_draw_to_the_same_pull_whatever_the_order():

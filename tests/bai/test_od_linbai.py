@@ -5,11 +5,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from bayesbandit.bai import CornerInstance, SphereInstance, StaticInstance, is_correct
+from bayesbandit.bai import CornerInstance, SphereInstance, is_correct
 from bayesbandit.bai.od_linbai import ODLinBAI, allocate, caratheodory, schedule
 from bayesbandit.design import fw_away, g_values, project
 from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
+from bayesbandit.testing import bai as checks
 
 
 def run(env, budget, reps, seed=0):
@@ -118,11 +119,13 @@ def test_learns_a_sphere_instance():
 
 
 def test_one_hot_arms_are_sequential_halving_with_exact_budgets():
-    """d = K = 8: three rounds keeping 4, 2, 1. The uniform design is G-optimal, and m = 40 splits
-    evenly (5, 10, 20 pulls an arm), so the ceiling spends exactly 3 m of the budget 14 + 3 m."""
-    _, info = run(StaticInstance(K=8, gap=1.0), 14 + 3 * 40, 3)
-    assert info.survivors.shape == (3, 3, 8)
-    assert [int(s) for s in jnp.sum(info.survivors[0], axis=1)] == [8, 4, 2]
-    expected = 5 + 10 * info.survivors[:, 1].astype(int) + 20 * info.survivors[:, 2].astype(int)
+    """d = K = 8: three rounds keeping 4, 2, 1. The uniform design is G-optimal, and m = 16 splits
+    evenly (2, 4, 8 pulls an arm), so the ceiling spends exactly 3 m of the budget 14 + 50. The
+    contract suite's run (``bayesbandit.testing.bai``: 64 replications on one-hot arms, budget 64)."""
+    assert (checks.K, checks.BUDGET) == (8, 14 + 50)
+    _, info, _ = checks._run(ODLinBAI())
+    assert info.survivors.shape == (checks.REPLICATIONS, 3, 8)
+    assert [int(s) for s in np.sum(info.survivors[0], axis=1)] == [8, 4, 2]
+    expected = 2 + 4 * info.survivors[:, 1].astype(int) + 8 * info.survivors[:, 2].astype(int)
     np.testing.assert_array_equal(info.counts, expected)
-    assert bool(jnp.all(info.pulls == 120))
+    assert np.all(info.pulls == 48)
