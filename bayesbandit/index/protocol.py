@@ -198,7 +198,7 @@ def check_query(where: str, q: object, k: object, dim: int, size: int) -> tuple[
             f"{where}: the query 'q' must have shape ({dim},). Got shape {arr.shape}. "
             "Fix: pass one vector of the index's dimension."
         )
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise InvalidInput(f"{where}: the query 'q' has NaN or infinite entries. Fix: pass a finite vector.")
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise InvalidInput(f"{where}: 'k' must be a positive int. Got {k!r}. Fix: pass e.g. k=30.")

@@ -150,10 +150,13 @@ class FeatureStore:
                 del self._sparse[item]
             last = self._n - 1
             if row != last:
-                moved = self._ids[last : last + 1].copy()
+                moved = int(self._ids[last])
                 self._matrix[row] = self._matrix[last]
-                self._ids[row] = moved[0]
-                self._set_rows(moved, np.array([row]))
+                self._ids[row] = moved
+                if 0 <= moved < self._table.size:
+                    self._table[moved] = row
+                else:
+                    self._sparse[moved] = row
             self._n = last
 
 

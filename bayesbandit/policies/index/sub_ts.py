@@ -163,7 +163,7 @@ class SubTS:
             raise InvalidInput(f"{type(self).__name__}.select: the catalogue is empty. Fix: add arms first.")
         xi = host_rng(key).standard_normal(state.stats.d)
         theta = state.stats.sample(self.beta, xi)
-        if not np.all(np.isfinite(theta)):
+        if not np.isfinite(theta).all():
             return int(state.store.ids[0]), SubTSInfo(False, np.zeros(0, np.int64), theta)
         shortlist = state.index.query(theta, self.shortlist)
         scores = state.store.get(shortlist) @ theta
@@ -182,8 +182,7 @@ class SubTS:
         """The inverse of :meth:`state_parts`."""
         meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
         v_inv, b, ids, features = arrays
-        stats = HostRidge(b.size)
-        stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])
+        stats = HostRidge.from_arrays(v_inv, b, meta["t"])
         store = FeatureStore(b.size, capacity=max(ids.size, 1024))
         store.add_unchecked(ids, features)
         return SubTSState(stats, store, indexes["index"])
@@ -194,4 +193,4 @@ class SubTS:
         if item not in state.store:
             raise UnknownArm(f"{type(self).__name__}.update: arm id {item} is not in the catalogue.")
         state.stats.update(state.store.vector(item), float(feedback))
-        return state, IndexUpdateInfo(bool(np.all(np.isfinite(state.stats.theta))))
+        return state, IndexUpdateInfo(bool(np.isfinite(state.stats.theta).all()))
