@@ -161,7 +161,8 @@ class FeatureStore:
 
 
 class StoreBacked:
-    """Base of indexes whose live vectors are a :class:`FeatureStore` ``_store``: ``dim``, ``len``, ``in``."""
+    """Base of indexes whose live vectors are a float64 :class:`FeatureStore` ``_store``: ``dim``, ``len``, ``in``,
+    ``held``, ``ids``, ``vectors``."""
 
     _store: FeatureStore
 
@@ -178,3 +179,12 @@ class StoreBacked:
     def held(self, ids: np.ndarray) -> np.ndarray:
         """Whether each of ``ids`` is held, a boolean array."""
         return self._store.held(ids)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The held ids in storage order, a view."""
+        return self._store.ids
+
+    def vectors(self, ids: np.ndarray) -> np.ndarray:
+        """The vectors of held ``ids`` (the caller has checked), float64 as added, ``(len(ids), dim)``."""
+        return self._store.get(ids)

@@ -290,7 +290,7 @@ def test_bad_catalogue_changes_raise_and_leave_the_state_unchanged(policy):
     else:
         with pytest.raises(InvalidInput, match="additions only"):
             policy.remove_arms(state, np.array([1]))
-    assert len(state.store if isinstance(policy, SubTS) else state) == 50
+    assert len(state.index if isinstance(policy, SubTS) else state) == 50
     assert _state_snapshot(policy, state) == before
 
 
