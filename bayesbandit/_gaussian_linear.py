@@ -276,24 +276,39 @@ class HostRidge:
 
     ``V^{-1}`` is updated by :func:`sherman_morrison` (``O(d^2)`` a round whatever the number of
     arms); ``theta = V^{-1} b`` is recomputed (``O(d^2)``) rather than updated, so rounding errors
-    do not accumulate in it.
+    do not accumulate in it. The Cholesky factor of ``V^{-1}`` that :meth:`sample` needs is
+    factored (``O(d^3)``) at most once per ``V^{-1}``: on the first sample after an update.
     """
 
     def __init__(self, d: int) -> None:
-        self.v_inv: np.ndarray = np.eye(d)
+        self._v_inv: np.ndarray = np.eye(d)
+        self._chol: np.ndarray | None = None  # the Cholesky factor of _v_inv, once computed
         self.b: np.ndarray = np.zeros(d)
         self.theta: np.ndarray = np.zeros(d)
         self.t = 0
+
+    @classmethod
+    def from_arrays(cls, v_inv: np.ndarray, b: np.ndarray, t: int) -> HostRidge:
+        """The statistics after ``t`` observations with ``V^{-1}`` and ``b`` (copied; ``theta = V^{-1} b``)."""
+        stats = cls(b.size)
+        stats._v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(t)
+        return stats
 
     @property
     def d(self) -> int:
         return self.b.shape[0]
 
+    @property
+    def v_inv(self) -> np.ndarray:
+        """``V^{-1}``, ``(d, d)`` (read-only: :meth:`update` changes it)."""
+        return self._v_inv
+
     def update(self, x: np.ndarray, reward: float) -> None:
         """Add the observation ``(x, reward)``: ``O(d^2)``."""
-        self.v_inv = sherman_morrison(self.v_inv, x)[0]
+        self._v_inv = sherman_morrison(self._v_inv, x)[0]
+        self._chol = None
         self.b += reward * x
-        self.theta = self.v_inv @ self.b
+        self.theta = self._v_inv @ self.b
         self.t += 1
 
     def sample(self, beta: float, xi: np.ndarray) -> np.ndarray:
@@ -302,7 +317,9 @@ class HostRidge:
         Any square root of ``V^{-1}`` gives the same distribution; the Cholesky factor is the one
         used by every policy here, so twins draw the same sample from the same ``xi``.
         """
-        return self.theta + beta * (np.linalg.cholesky(self.v_inv) @ xi)
+        if self._chol is None:
+            self._chol = np.linalg.cholesky(self._v_inv)
+        return self.theta + beta * (self._chol @ xi)
 
     def uncertainty(self, x: np.ndarray) -> np.ndarray:
         """``||x_a||_{V^{-1}}`` for the rows of ``x`` (``O(n d^2)``, one matrix product)."""

@@ -128,3 +128,13 @@ def test_an_empty_catalogue_grows():
         agent.select()
     agent.add_arms(np.array([4, 9]), np.eye(2, 3))
     assert agent.select() in (4, 9)
+
+
+def test_a_sub_ts_state_with_a_feature_store_of_its_own_is_refused():
+    """The index holds the features: a saved state that also holds them is another layout."""
+    policy = bb.SubTS(index="exact")
+    meta, arrays = policy.state_parts(policy.init(np.eye(3)))
+    meta["own_arrays"] = 4
+    arrays = [*arrays[:2], np.arange(3), np.eye(3), *arrays[2:]]
+    with pytest.raises(CheckpointError, match="keeps 2"):
+        policy.state_from_parts(meta, arrays)

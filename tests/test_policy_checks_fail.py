@@ -103,7 +103,7 @@ class UniformHost(bb.SubTS):
     """Plays a uniformly random live arm: breaks learning."""
 
     def select(self, state, arms, key):
-        ids = state.store.ids
+        ids = state.index.ids
         return int(ids[key.integers(ids.size)]), None
 
 
@@ -116,16 +116,15 @@ class GlobalStreamHost(bb.SubTS):
 
 
 class UncheckedHost(bb.SubTS):
-    """Adds arms without validating them: a NaN feature gets in."""
+    """Adds arms to its (exact) index without validating them: a NaN feature gets in."""
 
     def add_arms(self, state, ids, features):
-        state.index.add(np.asarray(ids), np.nan_to_num(np.asarray(features, float)))
-        state.store.add_unchecked(np.asarray(ids, np.int64), np.asarray(features, float))
+        state.index._add_unchecked(np.atleast_1d(np.asarray(ids, np.int64)), np.asarray(features, float))
         return state
 
 
 class StaleIndexHost(bb.SubTS):
-    """Forgets to take removed arms out of its index and store: a removed arm is played again."""
+    """Forgets to take removed arms out of its index: a removed arm is played again."""
 
     def remove_arms(self, state, ids):
         return state

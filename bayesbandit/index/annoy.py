@@ -44,7 +44,7 @@ from bayesbandit.index.protocol import (
     load_native_file,
     native_file_bytes,
 )
-from bayesbandit.index.store import FeatureStore
+from bayesbandit.index.store import FeatureStore, StoreBacked
 from bayesbandit.validation import check_int, check_scalar
 
 __all__ = ["AnnoyIndex"]
@@ -56,7 +56,7 @@ def _annoy(dim: int) -> Any:
     return annoy.AnnoyIndex(dim, "dot")
 
 
-class AnnoyIndex(SavedAsParts):
+class AnnoyIndex(StoreBacked, SavedAsParts):
     """Annoy forest + exact overlay + tombstones (see the module docstring).
 
     Parameters
@@ -106,27 +106,13 @@ class AnnoyIndex(SavedAsParts):
         self.min_changes = check_int("AnnoyIndex", "min_changes", min_changes, low=0)
         self.seed = check_int("AnnoyIndex", "seed", seed, low=0)
         self.n_jobs = int(n_jobs)
-        self._all = FeatureStore(self._dim)
+        self._store = FeatureStore(self._dim)
         self._overlay = FeatureStore(self._dim)
         self._tombstones: set[int] = set()
         self._forest: Any = None
         self._forest_ids = np.zeros(0, dtype=np.int64)
         self.num_builds = 0
         self.build_seconds = 0.0
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def __len__(self) -> int:
-        return len(self._all)
-
-    def __contains__(self, item_id: object) -> bool:
-        return item_id in self._all
-
-    def held(self, ids: np.ndarray) -> np.ndarray:
-        """Whether each of ``ids`` is held, a boolean array."""
-        return self._all.held(ids)
 
     @property
     def pending(self) -> int:
@@ -139,7 +125,7 @@ class AnnoyIndex(SavedAsParts):
         ids = check_ids("AnnoyIndex.add", ids)
         vectors = check_vectors("AnnoyIndex.add", vectors, ids.size, self._dim)
         check_new_ids("AnnoyIndex.add", ids, self.held)
-        self._all.add_unchecked(ids, vectors)
+        self._store.add_unchecked(ids, vectors)
         self._overlay.add_unchecked(ids, vectors)
         self._maybe_rebuild()
 
@@ -147,7 +133,7 @@ class AnnoyIndex(SavedAsParts):
         """Remove held ids (tombstones for forest ids); validated first."""
         ids = check_ids("AnnoyIndex.remove", ids)
         check_known_ids("AnnoyIndex.remove", ids, self.held)
-        self._all.remove_unchecked(ids)
+        self._store.remove_unchecked(ids)
         in_overlay = self._overlay.held(ids)
         self._overlay.remove_unchecked(ids[in_overlay])
         self._tombstones.update(ids[~in_overlay].tolist())
@@ -160,7 +146,7 @@ class AnnoyIndex(SavedAsParts):
     def rebuild(self) -> None:
         """Build a new forest over every live vector; the overlay and tombstones empty."""
         t0 = time.perf_counter()
-        ids, vectors = self._all.ids.copy(), self._all.matrix
+        ids, vectors = self._store.ids.copy(), self._store.matrix
         forest = None
         if ids.size:
             forest = _annoy(self._dim)
@@ -190,7 +176,7 @@ class AnnoyIndex(SavedAsParts):
         candidates = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         if candidates.size == 0:
             return candidates
-        scores = self._all.get(candidates) @ q
+        scores = self._store.get(candidates) @ q
         return candidates[top_k(scores, k)]
 
     def _query_forest(self, q: np.ndarray, k: int) -> np.ndarray:
@@ -234,8 +220,8 @@ class AnnoyIndex(SavedAsParts):
             "build_seconds": self.build_seconds,
         }
         arrays = [
-            self._all.ids.copy(),
-            self._all.matrix.copy(),
+            self._store.ids.copy(),
+            self._store.matrix.copy(),
             self._forest_ids.copy(),
             self._overlay.ids.copy(),
             np.asarray(sorted(self._tombstones), dtype=np.int64),
@@ -249,8 +235,8 @@ class AnnoyIndex(SavedAsParts):
         check_parts("AnnoyIndex", meta, arrays, {"dim", "settings", "num_builds", "build_seconds"}, 6)
         index = cls(int(meta["dim"]), **meta["settings"])
         ids, vectors, forest_ids, overlay_ids, tombstones, forest_file = arrays
-        index._all.add_unchecked(ids, vectors)
-        index._overlay.add_unchecked(overlay_ids, index._all.get(overlay_ids))
+        index._store.add_unchecked(ids, vectors)
+        index._overlay.add_unchecked(overlay_ids, index._store.get(overlay_ids))
         index._tombstones = set(tombstones.tolist())
         forest = None
         if forest_file.size:

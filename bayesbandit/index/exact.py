@@ -4,6 +4,10 @@ A query is one BLAS matrix-vector product over the live rows (``O(K d)``, memory
 top-``k`` selection (:func:`top_k`) that costs a small fraction of the product. Deletions are swap-removes
 (:class:`~bayesbandit.index.store.FeatureStore`), so the rows stay contiguous. Every speed-up of
 an approximate index is measured against this scan.
+
+The vectors are stored as added (float64: :meth:`ExactIndex.vectors` gives them back); a scan in
+float32 (the default) reads a float32 copy of the rows, kept in the same order, which halves its
+memory traffic.
 """
 
 from __future__ import annotations
@@ -59,8 +63,8 @@ class ExactIndex(StoreBacked, SavedAsParts):
     dim : int
         Vector dimension.
     dtype : numpy dtype
-        Storage and scan type: float32 (default) halves the memory traffic of the scan; the
-        policies rescore their shortlist in float64.
+        Scan type: float32 (default) halves the memory traffic of the scan; the policies rescore
+        their shortlist in float64.
 
     Examples
     --------
@@ -72,30 +76,38 @@ class ExactIndex(StoreBacked, SavedAsParts):
     """
 
     def __init__(self, dim: int, dtype: np.dtype | type = np.float32) -> None:
-        self._store = FeatureStore(dim, dtype=dtype)
+        self._store = FeatureStore(dim)
+        self._scan = self._store if np.dtype(dtype) == self._store.matrix.dtype else FeatureStore(dim, dtype=dtype)
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add new ids with their vectors (validated first: a rejected call changes nothing)."""
         ids = check_ids("ExactIndex.add", ids)
         vectors = check_vectors("ExactIndex.add", vectors, ids.size, self.dim)
         check_new_ids("ExactIndex.add", ids, self.held)
+        self._add_unchecked(ids, vectors)
+
+    def _add_unchecked(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         self._store.add_unchecked(ids, vectors)
+        if self._scan is not self._store:
+            self._scan.add_unchecked(ids, vectors)
 
     def remove(self, ids: np.ndarray) -> None:
         """Remove held ids (validated first)."""
         ids = check_ids("ExactIndex.remove", ids)
         check_known_ids("ExactIndex.remove", ids, self.held)
         self._store.remove_unchecked(ids)
+        if self._scan is not self._store:
+            self._scan.remove_unchecked(ids)
 
     def query(self, q: np.ndarray, k: int) -> np.ndarray:
         """The ids of the ``min(k, len)`` largest inner products with ``q``, largest first."""
         q, k = check_query("ExactIndex.query", q, k, self.dim, len(self))
-        scores = self._store.matrix @ q.astype(self._store.matrix.dtype)
-        return self._store.ids[top_k(scores, k)].copy()
+        scores = self._scan.matrix @ q.astype(self._scan.matrix.dtype)
+        return self._scan.ids[top_k(scores, k)].copy()
 
     def parts(self) -> tuple[dict[str, Any], list[np.ndarray]]:
         """The ids and vectors (see :class:`~bayesbandit.index.protocol.SavedAsParts`)."""
-        return {"dim": self.dim, "dtype": self._store.matrix.dtype.str}, [
+        return {"dim": self.dim, "dtype": self._scan.matrix.dtype.str}, [
             self._store.ids.copy(),
             self._store.matrix.copy(),
         ]
@@ -105,5 +117,5 @@ class ExactIndex(StoreBacked, SavedAsParts):
         """The index :meth:`parts` describe."""
         check_parts("ExactIndex", meta, arrays, {"dim", "dtype"}, 2)
         index = cls(int(meta["dim"]), dtype=np.dtype(meta["dtype"]))
-        index._store.add_unchecked(arrays[0], arrays[1])
+        index._add_unchecked(arrays[0], arrays[1])
         return index

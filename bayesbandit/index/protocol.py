@@ -6,8 +6,13 @@ An index holds vectors under integer ids and answers maximum-inner-product queri
     index.remove(ids)              # ids present in the index
     top = index.query(q, k)        # (min(k, len(index)),) int64 ids, best first (approximately)
     len(index), index.dim, item in index, index.held(ids)  # membership, one id or a boolean per id
+    index.ids, index.vectors(ids)  # the held ids (in storage order) and their vectors, float64 as added
     meta, arrays = index.parts(); Engine.from_parts(meta, arrays)  # the whole index, as JSON and arrays
     index.save(path); Engine.load(path)                              # the same parts, in one checkpoint file
+
+An index is the one store of its vectors: :meth:`~MIPSIndex.vectors` gives them back exactly as
+added (float64), so a policy that rescores a shortlist or learns from a played arm keeps no copy
+of its own.
 
 Ids are the caller's (catalogue item ids), not positions: removing an item never renumbers the
 others. Every public method validates its input before touching any state, so a rejected call
@@ -73,6 +78,11 @@ class MIPSIndex(Protocol):
     def __contains__(self, item_id: object) -> bool: ...
 
     def held(self, ids: np.ndarray) -> np.ndarray: ...
+
+    @property
+    def ids(self) -> np.ndarray: ...
+
+    def vectors(self, ids: np.ndarray) -> np.ndarray: ...
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None: ...
 
@@ -198,7 +208,7 @@ def check_query(where: str, q: object, k: object, dim: int, size: int) -> tuple[
             f"{where}: the query 'q' must have shape ({dim},). Got shape {arr.shape}. "
             "Fix: pass one vector of the index's dimension."
         )
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise InvalidInput(f"{where}: the query 'q' has NaN or infinite entries. Fix: pass a finite vector.")
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise InvalidInput(f"{where}: 'k' must be a positive int. Got {k!r}. Fix: pass e.g. k=30.")

@@ -150,15 +150,19 @@ class FeatureStore:
                 del self._sparse[item]
             last = self._n - 1
             if row != last:
-                moved = self._ids[last : last + 1].copy()
+                moved = int(self._ids[last])
                 self._matrix[row] = self._matrix[last]
-                self._ids[row] = moved[0]
-                self._set_rows(moved, np.array([row]))
+                self._ids[row] = moved
+                if 0 <= moved < self._table.size:
+                    self._table[moved] = row
+                else:
+                    self._sparse[moved] = row
             self._n = last
 
 
 class StoreBacked:
-    """Base of indexes whose live vectors are a :class:`FeatureStore` ``_store``: ``dim``, ``len``, ``in``."""
+    """Base of indexes whose live vectors are a float64 :class:`FeatureStore` ``_store``: ``dim``, ``len``, ``in``,
+    ``held``, ``ids``, ``vectors``."""
 
     _store: FeatureStore
 
@@ -175,3 +179,12 @@ class StoreBacked:
     def held(self, ids: np.ndarray) -> np.ndarray:
         """Whether each of ``ids`` is held, a boolean array."""
         return self._store.held(ids)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The held ids in storage order, a view."""
+        return self._store.ids
+
+    def vectors(self, ids: np.ndarray) -> np.ndarray:
+        """The vectors of held ``ids`` (the caller has checked), float64 as added, ``(len(ids), dim)``."""
+        return self._store.get(ids)

@@ -48,7 +48,7 @@ class RunKeys(NamedTuple):
 class Round(NamedTuple):
     """Everything that happened in one round (what a ``record`` hook sees)."""
 
-    t: Array  # () int32, round index (0-based)
+    t: Array  # () int32, round index (0-based): a NumPy scalar when the round is played on the host
     arms: Any  # the round's arm set, (K, d); None on a catalogue (the policy holds the arms)
     action: Array  # () arm index, or (k,) indices of a k-subset
     feedback: Array  # the reward(s) observed, with the action's shape
@@ -140,4 +140,11 @@ def play_round(
     action, select_info = policy.select(policy_state, arms, round_key(policy_key, t))
     feedback, outcome = env.pull(env_state, action, round_key(pull_key, t), t)
     policy_state, update_info = policy.update(policy_state, arms, action, feedback)
-    return policy_state, Round(jnp.asarray(t, jnp.int32), arms, action, feedback, outcome, select_info, update_info)
+    return policy_state, Round(_round_index(t), arms, action, feedback, outcome, select_info, update_info)
+
+
+def _round_index(t: ArrayLike) -> Any:
+    """``t`` as an int32 scalar: NumPy's for a host integer (no JAX dispatch per host round), JAX's otherwise."""
+    if isinstance(t, int | np.integer):
+        return np.int32(t)
+    return jnp.asarray(t, jnp.int32)

@@ -41,7 +41,8 @@ def _raises(error: type[Exception], match: str, call: Callable[[], Any], what: s
 
 def check_index_answers(make: Make, min_recall: float = 0.9) -> None:
     """Recall@10 against brute force of at least ``min_recall`` after a build, 500 adds and 500 removes;
-    a removed id never returned; a new vector far better than any returned first."""
+    ``ids`` and ``vectors`` the ids and vectors held, bit for bit; a removed id never returned; a new
+    vector far better than any returned first."""
     from bayesbandit.index import ExactIndex, recall_at_k
 
     vectors, queries = _data()
@@ -59,6 +60,9 @@ def check_index_answers(make: Make, min_recall: float = 0.9) -> None:
         engine.remove(gone)
     assert recall_at_k(index, exact, queries, 10) >= min_recall, f"{name}: recall after removes"
     assert len(index) == len(exact), f"{name}: holds {len(index)} ids, not {len(exact)}"
+    held = np.setdiff1d(np.arange(N + 500), gone)
+    assert np.array_equal(np.sort(index.ids), held), f"{name}: ids are not the ids added and not removed"
+    assert np.array_equal(index.vectors(held), vectors[held]), f"{name}: vectors() differ from the vectors added"
     for q in queries:
         assert not np.isin(index.query(q, 30), gone).any(), f"{name}: a removed id was returned"
     star = np.array([10**6])

@@ -14,6 +14,7 @@ they were placed, with
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Callable
 
@@ -24,9 +25,13 @@ from bayesbandit.index import FeatureStore, MIPSIndex
 __all__ = ["Stage", "pack_outer", "pack_matrix"]
 
 
+@functools.cache
 def _packing(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, columns and weights of the packing in dimension ``d`` (computed once per ``d``)."""
     rows, cols = np.triu_indices(d)
     weight = np.where(rows == cols, 1.0, np.sqrt(2.0))
+    for part in (rows, cols, weight):
+        part.flags.writeable = False
     return rows, cols, weight
 
 

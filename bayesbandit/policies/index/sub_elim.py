@@ -302,8 +302,7 @@ class SubElim:
         """The inverse of :meth:`state_parts` (heaps keep their order: they are saved as lists)."""
         meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
         v_inv, b = arrays[:2]
-        stats = HostRidge(b.size)
-        stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])
+        stats = HostRidge.from_arrays(v_inv, b, meta["t"])
         stages: list[Stage] = []
         state = SubElimState(stats, stages)
         for s in range(self.s_max + 1):
@@ -327,4 +326,4 @@ class SubElim:
             raise UnknownArm(f"{type(self).__name__}.update: arm id {item} is not a live arm of the catalogue.")
         x = state.stages[state.stage_of[item]].store.vector(item)
         state.stats.update(x, float(feedback))
-        return state, IndexUpdateInfo(bool(np.all(np.isfinite(state.stats.theta))))
+        return state, IndexUpdateInfo(bool(np.isfinite(state.stats.theta).all()))

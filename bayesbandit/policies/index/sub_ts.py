@@ -8,7 +8,9 @@ Each round (Alg. 4 lines 7-12, as run in the paper's section 7):
 4. ``V^{-1}`` by Sherman-Morrison and ``theta = V^{-1} b`` (:class:`bayesbandit._gaussian_linear.HostRidge`).
 
 No step does work that grows with the number of arms ``K``: the index query is the only search,
-and arms added or removed touch the index and the feature store only. With ``index="exact"`` the
+and arms added or removed touch the index only. The index is the one store of the arms' features
+(:meth:`~bayesbandit.index.MIPSIndex.vectors`, float64 as added): the rescoring and the update
+read them there. With ``index="exact"`` the
 query is a full scan and the policy is Linear TS, the paper's baseline, making the same choices
 as the textbook ``argmax_a x_a^T theta~_t`` over all arms.
 
@@ -21,6 +23,7 @@ shallow search does not find arms the search never reached.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -28,9 +31,8 @@ import numpy as np
 
 from bayesbandit._gaussian_linear import HostRidge
 from bayesbandit.contract import RewardSupport
-from bayesbandit.errors import InvalidInput, UnknownArm
-from bayesbandit.index import FeatureStore, MIPSIndex
-from bayesbandit.index.protocol import check_ids, check_known_ids, check_new_ids, check_vectors
+from bayesbandit.errors import CheckpointError, InvalidInput, UnknownArm
+from bayesbandit.index import MIPSIndex
 from bayesbandit.policies.index._catalogue import (
     INDEX_KINDS,
     as_catalogue,
@@ -45,11 +47,10 @@ __all__ = ["SubTS", "SubTSState", "SubTSInfo", "IndexUpdateInfo"]
 
 
 class SubTSState:
-    """The host state of :class:`SubTS`: ridge statistics, the arms' features and the index."""
+    """The host state of :class:`SubTS`: ridge statistics and the index (which holds the arms' features)."""
 
-    def __init__(self, stats: HostRidge, store: FeatureStore, index: MIPSIndex) -> None:
+    def __init__(self, stats: HostRidge, index: MIPSIndex) -> None:
         self.stats = stats
-        self.store = store
         self.index = index
 
 
@@ -131,67 +132,64 @@ class SubTS:
         """Build the index over ``arms`` (a :class:`Catalogue` or a ``(K, d)`` array): the preprocessing."""
         catalogue = as_catalogue(f"{type(self).__name__}.init", arms, d)
         dim = catalogue.features.shape[1]
-        store = FeatureStore(dim, capacity=max(catalogue.ids.size, 1024))
-        store.add_unchecked(catalogue.ids, catalogue.features)
         index = make_index(self.index, dim, n_trees=self.n_trees, search_k=self.search_k, seed=self.seed)
         if catalogue.ids.size:
             index.add(catalogue.ids, catalogue.features)
-        return SubTSState(HostRidge(dim), store, index)
+        return SubTSState(HostRidge(dim), index)
 
     def add_arms(self, state: SubTSState, ids: Any, features: Any) -> SubTSState:
-        """New arms (Alg. 4 line 6): into the feature store and the index; validated first."""
-        where = f"{type(self).__name__}.add_arms"
-        ids = check_ids(where, ids)
-        features = check_vectors(where, features, ids.size, state.store.dim, "features")
-        check_new_ids(where, ids, state.store.held)
-        state.index.add(ids, features)
-        state.store.add_unchecked(ids, features)
+        """New arms (Alg. 4 line 6): into the index, which validates them first."""
+        self._guarded("add_arms", state.index.add, ids, features)
         return state
 
     def remove_arms(self, state: SubTSState, ids: Any) -> SubTSState:
         """Arms leaving the catalogue (Alg. 4 line 6); validated first."""
-        where = f"{type(self).__name__}.remove_arms"
-        ids = check_ids(where, ids)
-        check_known_ids(where, ids, state.store.held)
-        state.index.remove(ids)
-        state.store.remove_unchecked(ids)
+        self._guarded("remove_arms", state.index.remove, ids)
         return state
+
+    def _guarded(self, method: str, change: Callable[..., None], *args: Any) -> None:
+        """``change(*args)``, a change of the index, which validates its input before touching any state; its
+        error names this method too."""
+        try:
+            change(*args)
+        except InvalidInput as error:
+            raise type(error)(f"{type(self).__name__}.{method}: {error}") from None
 
     def select(self, state: SubTSState, arms: Any, key: Any) -> tuple[int, SubTSInfo]:
         """Sample ``theta~``, shortlist ``p`` arms by the index, play the best of them exactly."""
-        if len(state.store) == 0:
+        if len(state.index) == 0:
             raise InvalidInput(f"{type(self).__name__}.select: the catalogue is empty. Fix: add arms first.")
         xi = host_rng(key).standard_normal(state.stats.d)
         theta = state.stats.sample(self.beta, xi)
-        if not np.all(np.isfinite(theta)):
-            return int(state.store.ids[0]), SubTSInfo(False, np.zeros(0, np.int64), theta)
+        if not np.isfinite(theta).all():
+            return int(state.index.ids[0]), SubTSInfo(False, np.zeros(0, np.int64), theta)
         shortlist = state.index.query(theta, self.shortlist)
-        scores = state.store.get(shortlist) @ theta
+        scores = state.index.vectors(shortlist) @ theta
         return int(shortlist[int(np.argmax(scores))]), SubTSInfo(True, shortlist, theta)
 
     def held(self, state: SubTSState, ids: np.ndarray) -> np.ndarray:
         """Whether each of ``ids`` is an arm of the catalogue, a boolean array."""
-        return state.store.held(ids)
+        return state.index.held(ids)
 
     def state_parts(self, state: SubTSState) -> tuple[dict[str, Any], list[np.ndarray]]:
         """The whole state as JSON meta and arrays, the index's parts included (for a checkpoint)."""
-        arrays = [state.stats.v_inv, state.stats.b, state.store.ids.copy(), state.store.matrix.copy()]
-        return pack_indexes({"t": state.stats.t}, arrays, {"index": state.index})
+        return pack_indexes({"t": state.stats.t}, [state.stats.v_inv, state.stats.b], {"index": state.index})
 
     def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray]) -> SubTSState:
         """The inverse of :meth:`state_parts`."""
         meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
-        v_inv, b, ids, features = arrays
-        stats = HostRidge(b.size)
-        stats.v_inv, stats.b, stats.theta, stats.t = v_inv.copy(), b.copy(), v_inv @ b, int(meta["t"])
-        store = FeatureStore(b.size, capacity=max(ids.size, 1024))
-        store.add_unchecked(ids, features)
-        return SubTSState(stats, store, indexes["index"])
+        if len(arrays) != 2:
+            raise CheckpointError(
+                f"{type(self).__name__}: the saved state has {len(arrays)} arrays of its own; this version keeps 2 "
+                "(V^-1 and b; the features live in the index). Fix: load it with the version that saved it."
+            )
+        v_inv, b = arrays
+        return SubTSState(HostRidge.from_arrays(v_inv, b, meta["t"]), indexes["index"])
 
     def update(self, state: SubTSState, arms: Any, action: Any, feedback: Any) -> tuple[SubTSState, IndexUpdateInfo]:
         """Add ``(x_action, feedback)`` to the ridge statistics: ``O(d^2)``."""
         item = int(action)
-        if item not in state.store:
+        if item not in state.index:
             raise UnknownArm(f"{type(self).__name__}.update: arm id {item} is not in the catalogue.")
-        state.stats.update(state.store.vector(item), float(feedback))
-        return state, IndexUpdateInfo(bool(np.all(np.isfinite(state.stats.theta))))
+        state.stats.update(state.index.vectors(np.array([item]))[0], float(feedback))
+        return state, IndexUpdateInfo(bool(np.isfinite(state.stats.theta).all()))
