@@ -11,6 +11,7 @@ point, the reward's support, and whether the observed log-probability is affine 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -184,36 +185,30 @@ def _reference_points(model, obs_site, feature_shape, unravel, flat, fn):
     rng = np.random.default_rng(1)
     x = jnp.asarray(rng.uniform(-1.0, 1.0, size=(4, *feature_shape)))
     thetas = [jnp.asarray(np.asarray(flat) + rng.normal(0, 0.7, size=flat.shape)) for _ in range(_AFFINE_PROBES)]
-    dists = [run_program(model, obs_site, unravel, t, x)[1]["fn"] for t in thetas]
-    ones = jnp.ones(x.shape[:1])
-
-    def log_prob(d, c):
-        with numpyro.validation_enabled(False):
-            return np.asarray(d.log_prob(c * ones))
-
-    points = [
-        c
-        for c in _SUPPORT_CANDIDATES
-        if all(
-            bool(np.all(np.asarray(d.support.check(c * ones)))) and np.all(np.isfinite(log_prob(d, c))) for d in dists
-        )
-    ]
-    if len(points) < 2:
+    probe = jax.jit(functools.partial(_probe, model, obs_site, unravel))  # one program for every theta and reward
+    probes = [[probe(t, x, np.full(x.shape[:1], c)) for c in _SUPPORT_CANDIDATES] for t in thetas]
+    inside = np.asarray([[p[0] for p in row] for row in probes])  # (theta, candidate): the reward is in the support
+    log_p = np.asarray([[p[1] for p in row] for row in probes])  # (theta, candidate, row)
+    valid = [k for k in range(len(_SUPPORT_CANDIDATES)) if inside[:, k].all() and np.isfinite(log_p[:, k]).all()]
+    if len(valid) < 2:
         raise ModelSpecError(
             f"could not find two reward values with finite log-probability in the support of observed site "
             f"'{obs_site}' ({type(fn).__name__}); tried {list(_SUPPORT_CANDIDATES)}."
         )
-    y0, y1 = sorted(points[:2])
-    if len(points) == 2:
+    (y0, k0), (y1, k1) = sorted((_SUPPORT_CANDIDATES[k], k) for k in valid[:2])
+    if len(valid) == 2:
         return (y0, y1), fn.support is constraints.boolean
-    for yk in points[2:]:
-        residuals = np.asarray(
-            [
-                log_prob(d, yk) - log_prob(d, y0) - (yk - y0) * (log_prob(d, y1) - log_prob(d, y0)) / (y1 - y0)
-                for d in dists
-            ]
-        )
+    for k in valid[2:]:
+        yk = _SUPPORT_CANDIDATES[k]
+        residuals = log_p[:, k] - log_p[:, k0] - (yk - y0) * (log_p[:, k1] - log_p[:, k0]) / (y1 - y0)
         spread = np.max(np.abs(residuals - residuals[0]))
         if not spread <= _AFFINE_RTOL * (1.0 + np.max(np.abs(residuals))):
             return (y0, y1), False
     return (y0, y1), True
+
+
+def _probe(model: Model, obs_site: str, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array, y: Array):
+    """Whether rewards ``y`` lie in the observed site's support, and their log-probability ``log p(y | x, theta)``."""
+    fn = run_program(model, obs_site, unravel, theta, x)[1]["fn"]
+    with numpyro.validation_enabled(False):
+        return jnp.all(jnp.asarray(fn.support.check(y))), fn.log_prob(y)

@@ -85,8 +85,9 @@ class BoundModel:
 
     def __post_init__(self) -> None:
         if self._structure is None:
-            # Binding may first happen inside a jitted function: inspect with concrete values.
-            with jax.ensure_compile_time_eval():
+            # Binding may first happen inside a jitted function: inspect with concrete values, outside
+            # that trace (the inspection's own compiled programs then trace with no constant folding).
+            with jax.core.eval_context():
                 structure = inspect_program(self.model, self.feature_shape, self.obs_site)
             object.__setattr__(self, "_structure", structure)
 

@@ -143,9 +143,12 @@ def chunked_program(init_one: Callable, step: Callable, rounds: int, chunks: int
     """A vmapped run in ``chunks`` compiled chunks of ``rounds`` rounds: ``(start, chunk, traces)``.
 
     ``start(keys)`` splits each run's key into a problem key (``init_one(k) -> (state, env)``) and the
-    keys of its ``rounds * chunks`` rounds, shaped ``(chunks, rounds, ...)``; ``chunk(state, env, keys)``
-    scans ``step(env, state, key) -> (state, outputs)`` over one chunk's keys. Every chunk calls one
-    program, so a long run compiles what a short one does; ``traces`` grows by one per trace of it.
+    keys of its ``rounds * chunks`` rounds, shaped ``(chunks, rounds, ...)``; ``chunk(state, env, keys,
+    checked)`` scans ``step(env, state, key, checked) -> (state, outputs)`` over one chunk's keys.
+    ``checked`` (a bool shared by every run; :func:`run_chunks` sets it for the first chunk only) says
+    whether the steps make the checks that only the mechanical checks read, such as a second ``select``:
+    under ``lax.cond`` the later chunks skip their work. Every chunk calls one program, so a long run
+    compiles what a short one does; ``traces`` grows by one per trace of it.
     """
     traces: list[int] = []
 
@@ -158,11 +161,11 @@ def chunked_program(init_one: Callable, step: Callable, rounds: int, chunks: int
 
         return jax.vmap(one)(keys)
 
-    def chunk(state: Any, env: Any, keys: jax.Array) -> tuple:
+    def chunk(state: Any, env: Any, keys: jax.Array, checked: jax.Array) -> tuple:
         traces.append(1)  # runs once per trace, never on a cached call
 
         def one(state: Any, env: Any, keys: jax.Array) -> tuple:
-            return jax.lax.scan(lambda s, k: step(env, s, k), state, keys)
+            return jax.lax.scan(lambda s, k: step(env, s, k, checked), state, keys)
 
         return jax.vmap(one)(state, env, keys)
 
@@ -176,7 +179,7 @@ def run_chunks(name: str, program: tuple, keys: jax.Array, chunks: int) -> tuple
         state, env, round_keys = start(keys)
         outputs = []
         for c in range(chunks):
-            state, out = chunk(state, env, round_keys[:, c])
+            state, out = chunk(state, env, round_keys[:, c], c == 0)
             outputs.append(out)
     except Exception as exc:  # a policy that does not trace fails the contract, not the harness
         raise AssertionError(f"{name}: the policy does not run under jit(vmap(scan)): {exc!r}") from exc

@@ -4,7 +4,7 @@
 policy's own oracle. The mechanical checks share one ``jit(vmap(scan))`` run of :data:`ROUNDS` rounds
 (``select`` called twice on each round's key) and one :class:`~bayesbandit.Agent` program per policy;
 :func:`check_comb_learns` continues the same runs with the same program for :data:`CHUNKS` chunks
-(:data:`LEARN_ROUNDS` rounds).
+(:data:`LEARN_ROUNDS` rounds; ``select`` once a round).
 """
 
 from __future__ import annotations
@@ -53,11 +53,11 @@ def program(policy: Any) -> tuple:
         uniform = best - policy.action_shape[0] * jnp.mean(flat)
         return policy.init(arms), (arms, flat, best, uniform)
 
-    def step(env: tuple, state: Any, k: jax.Array) -> tuple:
+    def step(env: tuple, state: Any, k: jax.Array, checked: jax.Array) -> tuple:
         arms, flat, best, _ = env
         k_select, k_reward = jax.random.split(k)
         action, _ = policy.select(state, arms, k_select)
-        again, _ = policy.select(state, arms, k_select)
+        again = jax.lax.cond(checked, lambda: policy.select(state, arms, k_select)[0], lambda: action)
         reward = flat[action] + 0.3 * jax.random.normal(k_reward, action.shape)
         state, _ = policy.update(state, arms, action, reward)
         return state, (action, best - jnp.sum(flat[action]), jnp.all(action == again))

@@ -61,11 +61,12 @@ def test_one_deep_fpl_step_is_one_adam_step_on_the_perturbed_batch():
     policy = bb.DeepFPL(mlp(hidden=HIDDEN), a=a, learning_rate=lr, batch=4)
     bound = policy.bound(D)
     state = policy.init(d=D, key=jax.random.PRNGKey(0))
+    update = jax.jit(policy.update)  # one program for the six steps, not one per operation
     rows = [(_arms(s), s % 4, float(s % 2)) for s in range(6)]  # 6 rows: the batch of 4 wraps around
     for arms, action, reward in rows[:-1]:
-        state, _ = policy.update(state, arms, jnp.asarray(action), jnp.asarray(reward))
+        state, _ = update(state, arms, jnp.asarray(action), jnp.asarray(reward))
     arms, action, reward = rows[-1]
-    new_state, info = policy.update(state, arms, jnp.asarray(action), jnp.asarray(reward))
+    new_state, info = update(state, arms, jnp.asarray(action), jnp.asarray(reward))
 
     recent = [(np.asarray(ar[ac]), r) for ar, ac, r in rows[-4:]]
     x = jnp.asarray(np.stack([r[0] for r in recent]))
@@ -92,13 +93,14 @@ def test_deep_fl_is_deep_fpl_with_a_zero():
     model = mlp(hidden=HIDDEN)
     fl, fpl0 = bb.DeepFL(model, batch=8), bb.DeepFPL(model, a=0.0, batch=8)
     states = [p.init(d=D, key=jax.random.PRNGKey(3)) for p in (fl, fpl0)]
+    calls = [(jax.jit(p.select), jax.jit(p.update)) for p in (fl, fpl0)]  # each policy's own programs
     for s in range(30):
         arms, key = _arms(s), jax.random.PRNGKey(100 + s)
-        actions = [p.select(st, arms, key)[0] for p, st in zip((fl, fpl0), states, strict=True)]
+        actions = [select(st, arms, key)[0] for (select, _), st in zip(calls, states, strict=True)]
         assert int(actions[0]) == int(actions[1])
         states = [
-            p.update(st, arms, actions[0], jnp.asarray(float(s % 3 == 0)))[0]
-            for p, st in zip((fl, fpl0), states, strict=True)
+            update(st, arms, actions[0], jnp.asarray(float(s % 3 == 0)))[0]
+            for (_, update), st in zip(calls, states, strict=True)
         ]
     for x, y in zip(jax.tree.leaves(states[0]), jax.tree.leaves(states[1]), strict=True):
         assert np.array_equal(x, y)
@@ -109,12 +111,15 @@ def test_deep_fl_is_deep_fpl_with_a_zero():
 def test_deep_fpl_perturbation_changes_the_step_and_explores_uniformly_first():
     model = mlp(hidden=HIDDEN)
     state0 = bb.DeepFPL(model, a=1.0).init(d=D, key=jax.random.PRNGKey(0))
-    a = bb.DeepFPL(model, a=1.0).update(state0, _arms(0), jnp.asarray(1), jnp.asarray(1.0))[0]
-    b = bb.DeepFPL(model, a=0.0).update(state0, _arms(0), jnp.asarray(1), jnp.asarray(1.0))[0]
+    a, b = (
+        jax.jit(bb.DeepFPL(model, a=scale).update)(state0, _arms(0), jnp.asarray(1), jnp.asarray(1.0))[0]
+        for scale in (1.0, 0.0)
+    )
     assert not np.allclose(a.fit.theta, b.fit.theta)
     policy = bb.DeepFPL(model, num_explore=50)
-    picks = [int(policy.select(state0, _arms(0, k=5), jax.random.PRNGKey(s))[0]) for s in range(200)]
-    assert set(picks) == set(range(5))  # uniform while exploring, whatever the network prefers
+    keys = jax.vmap(jax.random.PRNGKey)(jnp.arange(200))  # PRNGKey(s) for s in range(200), in one program
+    picks = jax.vmap(lambda key: policy.select(state0, _arms(0, k=5), key)[0])(keys)
+    assert set(picks.tolist()) == set(range(5))  # uniform while exploring, whatever the network prefers
 
 
 def test_init_needs_a_key():
@@ -157,7 +162,10 @@ def test_last_layer_posterior_compares_with_nuts():
         action, _ = select(state, arms, jax.random.PRNGKey(t))
         p = 1 / (1 + np.exp(-np.asarray(arms[int(action)], float) @ theta))
         state, _ = update(state, arms, action, jnp.asarray(float(rng.random() < p)))
-    comparison = compare(policy.head_program(), *policy.head_rows(state), num_draws=300, num_warmup=300, num_chains=2)
+    rows = policy.head_rows(state)  # what is asserted is Laplace against NUTS: no FPL ensemble
+    comparison = compare(
+        policy.head_program(), *rows, methods=("laplace", "nuts"), num_draws=300, num_warmup=300, num_chains=2
+    )
     laplace = comparison.table.loc["laplace"]
     assert np.isfinite(laplace["kl"]) and laplace["kl"] < 0.5, comparison.table
     assert 0.7 < laplace["coverage90"] <= 1.0

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, ClassVar, Literal
 
+import jax
 import jax.numpy as jnp
 import optax
 
-from bayesbandit._typing import Array
+from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
+from bayesbandit.policies._explore import init_arms
 from bayesbandit.policies._program import ProgramPolicy
 from bayesbandit.policies.neural._training import check_training, make_optimizer
 
@@ -62,8 +65,42 @@ class NeuralPolicy(ProgramPolicy):
         """
         self.bound(d)
 
+    def init(
+        self,
+        arms: ArrayLike | None = None,
+        *,
+        d: int | None = None,
+        capacity: int | None = None,
+        key: PRNGKey | None = None,
+    ) -> Any:
+        """The initial state for arms of dimension ``d`` (or that of the fixed set ``arms``).
+
+        The network's weights are drawn from the program's prior with ``key``, its mini-batch is
+        empty; a neural-linear policy adds an empty head with room for ``capacity`` rows (the
+        others ignore ``capacity``). One compiled program per policy, ``d`` and ``capacity``
+        builds the state.
+        """
+        owner = type(self).__name__
+        _, d = init_arms(owner, arms, d)
+        if key is None:
+            raise InvalidInput(
+                f"{owner}.init needs a key: a network's initial weights are drawn from the program's prior. "
+                "Fix: init(..., key=jax.random.PRNGKey(seed))."
+            )
+        return _initial_state(self, d, capacity, key)
+
+    def _init_state(self, d: int, capacity: int | None, key: PRNGKey) -> Any:
+        """The state :meth:`init` returns for ``d``-dimensional arms (traceable)."""
+        raise NotImplementedError
+
     def _optimizer(self) -> optax.GradientTransformation:
         return make_optimizer(self.optimizer, self.learning_rate)
 
     def _cast(self, arms: Any) -> Array:
         return jnp.asarray(arms, dtype=self.dtype)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _initial_state(policy: NeuralPolicy, d: int, capacity: int | None, key: PRNGKey) -> Any:
+    """``policy._init_state`` compiled: the policy's numeric hyper-parameters are its pytree leaves."""
+    return policy._init_state(d, capacity, key)

@@ -28,7 +28,7 @@ from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.history import RowHistory
 from bayesbandit.inference.glm_program import GLM
-from bayesbandit.policies._explore import DEFAULT_CAPACITY, init_arms
+from bayesbandit.policies._explore import DEFAULT_CAPACITY
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.policies.neural._base import NeuralPolicy
 from bayesbandit.policies.neural._training import NetworkState, init_network, train_step
@@ -149,19 +149,10 @@ class NeuralLinear(NeuralPolicy):
         return state._replace(head=self.head().reserve(state.head, needed))
 
     # ------------------------------------------------------------------------- contract
-    def init(
-        self,
-        arms: ArrayLike | None = None,
-        *,
-        d: int | None = None,
-        capacity: int | None = None,
-        key: PRNGKey | None = None,
-    ) -> NeuralLinearState:
+    def _init_state(self, d: int, capacity: int | None, key: PRNGKey) -> NeuralLinearState:
         """Network weights drawn from the prior with ``key``; an empty head with ``capacity`` rows."""
-        owner = type(self).__name__
-        _, d = init_arms(owner, arms, d)
         capacity = max(capacity or DEFAULT_CAPACITY, self.explore_rounds + 1)
-        network = init_network(owner, self.bound(d), self._optimizer(), self.batch, self.dtype, key)
+        network = init_network(self.bound(d), self._optimizer(), self.batch, self.dtype, key)
         explored = RowHistory.create(max(self.explore_rounds, 1), d, jnp.dtype(self.dtype))
         head = self.head().init(d=self._hidden(d) + 1, capacity=capacity)
         return NeuralLinearState(network, explored, head, jnp.asarray(0, jnp.int32))

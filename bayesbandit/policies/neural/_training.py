@@ -28,7 +28,6 @@ import jax.numpy as jnp
 import optax
 
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.errors import InvalidInput
 from bayesbandit.history import RecentRows
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.inference.solvers import FirstOrderFit
@@ -77,14 +76,9 @@ def batch_loss(bound: BoundModel, theta: Array, x: Array, y: Array, w: Array) ->
 
 
 def init_network(
-    owner: str, bound: BoundModel, optimizer: optax.GradientTransformation, batch: int, dtype: Any, key: PRNGKey | None
+    bound: BoundModel, optimizer: optax.GradientTransformation, batch: int, dtype: Any, key: PRNGKey
 ) -> NetworkState:
     """Weights drawn from the program's prior (the initialiser), a fresh optimiser, an empty batch."""
-    if key is None:
-        raise InvalidInput(
-            f"{owner}.init needs a key: a network's initial weights are drawn from the program's prior. "
-            "Fix: init(..., key=jax.random.PRNGKey(seed))."
-        )
     key_weights, key_noise = jax.random.split(key)
     theta = bound.sample_prior(key_weights, dtype)
     recent = RecentRows.create(batch, bound.feature_shape[0], dtype)

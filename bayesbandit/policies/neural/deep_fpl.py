@@ -11,7 +11,6 @@ import jax.numpy as jnp
 from bayesbandit._numerics import random_argmax
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies._explore import init_arms
 from bayesbandit.policies.neural._base import NeuralPolicy
 from bayesbandit.policies.neural._training import NetworkState, StepInfo, init_network, train_step
 from bayesbandit.validation import check_int, check_scalar
@@ -76,17 +75,9 @@ class DeepFPL(NeuralPolicy):
         if self.num_explore is not None:
             check_int(type(self).__name__, "num_explore", self.num_explore, low=0)
 
-    def init(
-        self,
-        arms: ArrayLike | None = None,
-        *,
-        d: int | None = None,
-        capacity: int | None = None,
-        key: PRNGKey | None = None,
-    ) -> NetworkState:
+    def _init_state(self, d: int, capacity: int | None, key: PRNGKey) -> NetworkState:
         """Weights drawn from the prior with ``key``, an empty mini-batch (``capacity`` is unused)."""
-        _, d = init_arms(type(self).__name__, arms, d)
-        return init_network(type(self).__name__, self.bound(d), self._optimizer(), self.batch, self.dtype, key)
+        return init_network(self.bound(d), self._optimizer(), self.batch, self.dtype, key)
 
     def select(self, state: NetworkState, arms: ArrayLike, key: PRNGKey) -> tuple[Array, DeepFPLInfo]:
         """The arm with the highest mean reward under the network (uniform while exploring)."""
