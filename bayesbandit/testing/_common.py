@@ -12,7 +12,7 @@ import numpy as np
 
 from bayesbandit.errors import InvalidInput
 
-__all__ = ["cached", "clear_caches", "snapshot", "same_tree", "rejects", "policy_id", "CheckError"]
+__all__ = ["cached", "clear_caches", "snapshot", "same_tree", "rejects", "policy_id", "run_outputs", "CheckError"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _CACHES: list[dict] = []
@@ -185,3 +185,13 @@ def run_chunks(name: str, program: tuple, keys: jax.Array, chunks: int) -> tuple
         raise AssertionError(f"{name}: the policy does not run under jit(vmap(scan)): {exc!r}") from exc
     joined = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs], axis=1), *outputs)
     return jax.tree.map(np.asarray, state), jax.tree.map(np.asarray, env), joined
+
+
+def run_outputs(policy: Any, program: tuple, keys: jax.Array, chunks: int) -> tuple:
+    """(actions, regret, uniform play's regret per round, final state, repeat flags) of a check's run.
+
+    ``program`` is a :func:`chunked_program` whose rounds output ``(action, regret, repeat)`` and
+    whose environments end with uniform play's regret per round.
+    """
+    state, env, (actions, regret, repeat) = run_chunks(policy_id(policy), program, keys, chunks)
+    return actions, regret, env[-1], state, repeat

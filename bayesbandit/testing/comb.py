@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bayesbandit.testing._common import cached, chunked_program, policy_id, rejects, run_chunks, save_load_continues
+from bayesbandit.testing._common import cached, chunked_program, policy_id, rejects, run_outputs, save_load_continues
 from bayesbandit.testing.policy import RUNS, assert_learns, run_keys
 
 __all__ = [
@@ -65,21 +65,16 @@ def program(policy: Any) -> tuple:
     return chunked_program(init_one, step, ROUNDS, CHUNKS)
 
 
-def _run(policy: Any, seed: int, chunks: int) -> tuple:
-    state, env, (actions, regret, repeat) = run_chunks(policy_id(policy), program(policy), run_keys(seed), chunks)
-    return actions, regret, env[3], state, repeat
-
-
 @cached
 def short_run(policy: Any, seed: int = 0) -> tuple:
     """(actions (RUNS, ROUNDS, size), regret, uniform play's regret per round, final state, repeat flags)."""
-    return _run(policy, seed, 1)
+    return run_outputs(policy, program(policy), run_keys(seed), 1)
 
 
 @cached
 def learning_run(policy: Any) -> tuple:
     """The same outputs over all :data:`CHUNKS` chunks (:data:`LEARN_ROUNDS` rounds)."""
-    return _run(policy, 0, CHUNKS)
+    return run_outputs(policy, program(policy), run_keys(0), CHUNKS)
 
 
 def play(agent: Any, rounds: int, seed: int) -> list:

@@ -21,7 +21,7 @@ from bayesbandit.testing._common import (
     chunked_program,
     policy_id,
     rejects,
-    run_chunks,
+    run_outputs,
     same_tree,
     save_load_continues,
 )
@@ -84,21 +84,16 @@ def program(policy: Any) -> tuple:
     return chunked_program(init_one, step, ROUNDS, CHUNKS)
 
 
-def _run(policy: Any, seed: int, chunks: int) -> tuple:
-    state, env, (actions, regret, repeat) = run_chunks(policy_id(policy), program(policy), run_keys(seed), chunks)
-    return actions, regret, env[2], state, repeat
-
-
 @cached
 def short_run(policy: Any, seed: int = 0) -> tuple:
     """(actions (RUNS, ROUNDS), regret, uniform play's regret per round (RUNS,), final state, repeat flags)."""
-    return _run(policy, seed, 1)
+    return run_outputs(policy, program(policy), run_keys(seed), 1)
 
 
 @cached
 def learning_run(policy: Any) -> tuple:
     """The same outputs over all :data:`CHUNKS` chunks, :data:`LEARN_ROUNDS` rounds (check_learns' run)."""
-    return _run(policy, 0, CHUNKS)
+    return run_outputs(policy, program(policy), run_keys(0), CHUNKS)
 
 
 def agent_arms() -> np.ndarray:
