@@ -7,6 +7,7 @@ accepted.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 import jax
 import numpy as np
 
+from bayesbandit._typing import Array
 from bayesbandit.errors import PrecisionError
 
 if TYPE_CHECKING:
@@ -86,8 +88,7 @@ def program_fingerprint(bound: BoundModel) -> str:
     potentials: list[str] = []
     means: list[list[str]] = []
     for theta in thetas:
-        potential = np.asarray(bound.potential(np.asarray(theta, dtype=np.float64), x, y), dtype=np.float64)
-        mean = np.asarray(bound.mean_reward(np.asarray(theta, dtype=np.float64), x), dtype=np.float64)
+        potential, mean = (np.asarray(v, dtype=np.float64) for v in _numbers(bound, theta, x, y))
         potentials.append(_number(float(potential)))
         means.append([_number(float(v)) for v in np.broadcast_to(mean, (4,))])
 
@@ -103,6 +104,12 @@ def program_fingerprint(bound: BoundModel) -> str:
     }
     text = json.dumps(document, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _numbers(bound: BoundModel, theta: Array, x: Array, y: Array) -> tuple[Array, Array]:
+    """The potential ``U(theta; x, y)`` and the mean rewards at ``x``: one compiled program per binding."""
+    return bound.potential(theta, x, y), bound.mean_reward(theta, x)
 
 
 def _number(v: float) -> str:

@@ -111,10 +111,8 @@ def test_deep_fl_is_deep_fpl_with_a_zero():
 def test_deep_fpl_perturbation_changes_the_step_and_explores_uniformly_first():
     model = mlp(hidden=HIDDEN)
     state0 = bb.DeepFPL(model, a=1.0).init(d=D, key=jax.random.PRNGKey(0))
-    a, b = (
-        jax.jit(bb.DeepFPL(model, a=scale).update)(state0, _arms(0), jnp.asarray(1), jnp.asarray(1.0))[0]
-        for scale in (1.0, 0.0)
-    )
+    step = jax.jit(lambda policy: policy.update(state0, _arms(0), jnp.asarray(1), jnp.asarray(1.0))[0])
+    a, b = (step(bb.DeepFPL(model, a=scale)) for scale in (1.0, 0.0))  # one program: ``a`` is a pytree leaf
     assert not np.allclose(a.fit.theta, b.fit.theta)
     policy = bb.DeepFPL(model, num_explore=50)
     keys = jax.vmap(jax.random.PRNGKey)(jnp.arange(200))  # PRNGKey(s) for s in range(200), in one program

@@ -57,8 +57,9 @@ class DeepFPL(NeuralPolicy):
     >>> policy = bb.DeepFPL(mlp(hidden=16), a=1.0)
     >>> state = policy.init(d=8, key=jax.random.PRNGKey(0))
     >>> arms = jax.random.uniform(jax.random.PRNGKey(1), (10, 8))
-    >>> arm, info = policy.select(state, arms, jax.random.PRNGKey(2))
-    >>> state, update_info = policy.update(state, arms, arm, 1.0)
+    >>> select, update = jax.jit(policy.select), jax.jit(policy.update)  # compiled once per shape
+    >>> arm, info = select(state, arms, jax.random.PRNGKey(2))
+    >>> state, update_info = update(state, arms, arm, 1.0)
     >>> int(state.t), bool(update_info.converged)
     (1, True)
     """
