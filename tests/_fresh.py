@@ -34,22 +34,34 @@ class Setting:
 
     ``env`` is added to the suite's environment, ``prelude`` runs right after ``import bayesbandit
     as bb``, before any check; a check is ``"path/of/test_module.py:function"`` (relative to
-    ``tests/``) with at most ``limit`` seconds to run.
+    ``tests/``) with at most ``limit`` seconds to run. Checks that results are equal bit for bit
+    across compiled programs (one device or two, a sweep or ``simulate``) run with ``own_emitters``:
+    the suite's loop emitter (``conftest.py``) can round the same operation differently in two
+    programs, XLA's fusion emitters (the default) do not.
     """
 
     prelude: str
     checks: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
     limit: float = 300.0
+    own_emitters: bool = False  # XLA:CPU's fusion emitters, as users run, in place of the suite's loop emitter
 
 
+# The suite's XLA:CPU flag for its loop emitter, which compiles faster than the fusion emitters (``conftest.py``).
+LOOP_EMITTER_FLAG = "--xla_cpu_use_fusion_emitters=false"
 # The suite's own settings are 64-bit mode, the loop-free Threefry and one device (``conftest.py``).
 SUITE = "bb.runtime.enable_x64(); bb.runtime.enable_fast_rng()"
 TWO_DEVICES = {"JAX_NUM_CPU_DEVICES": "2"}  # two CPU devices, the suite's XLA flags unchanged
 SETTINGS = {
+    "one_device": Setting(
+        prelude=SUITE,
+        own_emitters=True,
+        checks=("test_sharding.py:play", "test_grid_sweep.py:sweep_and_simulate"),
+    ),
     "two_devices": Setting(
         prelude=SUITE,
         env=TWO_DEVICES,
+        own_emitters=True,
         checks=("test_sharding.py:play", "test_linalg.py:batch_safe_svd_on_two_devices"),
     ),
     "two_devices_jaxlib_svd": Setting(  # the hazard itself: a child of its own, which never finishes
@@ -126,6 +138,8 @@ class Children:
         script = folder / "child.py"
         script.write_text(CHILD.format(prelude=spec.prelude))
         env = {**os.environ, "JAX_PLATFORMS": "cpu", **spec.env}
+        if spec.own_emitters:
+            env["XLA_FLAGS"] = " ".join(flag for flag in env.get("XLA_FLAGS", "").split() if flag != LOOP_EMITTER_FLAG)
         command = [sys.executable, str(script), str(TESTS), str(folder), str(spec.limit), *spec.checks]
         log = open(folder / "log.txt", "w")  # noqa: SIM115 (closed when the child ends)
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)

@@ -13,14 +13,24 @@ from bayesbandit.oracles import TopK
 from bayesbandit.sim import sweep
 
 
-def test_each_configuration_matches_simulate_on_the_same_seed():
+def sweep_and_simulate() -> dict[str, np.ndarray]:
+    """A LinTS grid's regret by ``sweep`` (two batches, the last padded) and by ``simulate`` per configuration."""
     env = LinearBandit(K=6, d=3)
     configs = [bb.LinTS(lam=lam, v=v) for lam in (0.5, 2.0) for v in (0.1, 1.0)]
-    ds = sweep(configs, env, horizon=30, runs=3, seed=4, batch=3)  # two batches, the last padded
-    assert dict(ds.sizes) == {"config": 4, "run": 3, "round": 30}
-    for i, policy in enumerate(configs):
-        alone = bb.simulate(policy, env, horizon=30, runs=3, seed=4)
-        np.testing.assert_array_equal(ds.regret.isel(config=i), alone.regret.isel(policy=0))
+    ds = sweep(configs, env, horizon=30, runs=3, seed=4, batch=3)
+    alone = [bb.simulate(policy, env, horizon=30, runs=3, seed=4).regret.isel(policy=0) for policy in configs]
+    return {
+        "sweep": ds.regret.values,
+        "sizes": np.array([ds.sizes[dim] for dim in ("config", "run", "round")]),
+        "simulate": np.stack([regret.values for regret in alone]),
+    }
+
+
+def test_each_configuration_matches_simulate_on_the_same_seed(fresh_process):
+    """Bit for bit, in a process with XLA's fusion emitters, as users run (``tests/_fresh.py``)."""
+    out = fresh_process.result("one_device", "test_grid_sweep.py:sweep_and_simulate")
+    assert out["sizes"].tolist() == [4, 3, 30]
+    np.testing.assert_array_equal(out["sweep"], out["simulate"])
 
 
 def test_a_comb_grid_matches_simulate_and_scores_the_total_reward():

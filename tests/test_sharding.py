@@ -39,9 +39,10 @@ def play() -> dict[str, np.ndarray]:
 
 
 def test_two_devices_give_the_single_device_results(fresh_process):
-    """The runs here equal those of a process with this one's settings and two devices (``tests/_fresh.py``)."""
-    fresh_process.start("two_devices")  # it plays while this process does
-    one = play()
+    """The runs of a process with two devices equal those of a process with one (``tests/_fresh.py``: the
+    suite's settings with XLA's fusion emitters, as users run)."""
+    fresh_process.start("two_devices")  # the two children play side by side
+    one = fresh_process.result("one_device", "test_sharding.py:play")
     two = fresh_process.result("two_devices", "test_sharding.py:play")
     assert int(one.pop("devices")) == 1 and int(two.pop("devices")) == 2
     assert one.keys() == two.keys()
