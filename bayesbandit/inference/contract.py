@@ -26,7 +26,7 @@ from numpyro.distributions import biject_to, constraints
 
 from bayesbandit._typing import Array, Model
 from bayesbandit.errors import ModelSpecError
-from bayesbandit.inference.program import run_program, trace_program
+from bayesbandit.inference.program import log_prob, run_program, trace_program
 
 __all__ = ["SiteInfo", "ProgramStructure", "inspect_program", "describe_support"]
 
@@ -211,4 +211,4 @@ def _probe(model: Model, obs_site: str, unravel: Callable[[Array], dict[str, Arr
     """Whether rewards ``y`` lie in the observed site's support, and their log-probability ``log p(y | x, theta)``."""
     fn = run_program(model, obs_site, unravel, theta, x)[1]["fn"]
     with numpyro.validation_enabled(False):
-        return jnp.all(jnp.asarray(fn.support.check(y))), fn.log_prob(y)
+        return jnp.all(jnp.asarray(fn.support.check(y))), log_prob(fn, y)

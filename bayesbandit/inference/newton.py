@@ -110,6 +110,7 @@ def newton_minimize(
     derivatives: Derivatives | None = None,
     positive_definite: bool = False,
     factor0: Array | None = None,
+    active: ArrayLike = True,
 ) -> NewtonResult:
     """Minimise a twice-differentiable scalar function by damped Newton steps.
 
@@ -136,6 +137,9 @@ def newton_minimize(
         fit's): the first step is then a chord step, ``-factor0^{-T} factor0^{-1} g``, with the
         gradient alone and the same line search, before the Newton iterations. Not counted in
         ``info.num_steps`` (no Hessian is evaluated).
+    active : bool array, shape ()
+        False: take no step and return ``theta0``, reported not converged (a vmapped caller's
+        lanes that need no solve cost no iteration).
 
     Returns
     -------
@@ -189,7 +193,7 @@ def newton_minimize(
         jnp.asarray(jnp.inf, dtype),
         jnp.asarray(jnp.inf, dtype),
         jnp.asarray(False),
-        jnp.asarray(False),
+        ~jnp.asarray(active),
     )
     c = jax.lax.while_loop(cond, body, init)
     converged = c.done & jnp.all(jnp.isfinite(c.theta))

@@ -103,6 +103,15 @@ class DenseNewton:
         factor as the ``p``-dimensional Newton iteration, for two triangular solves and one
         Cholesky factorisation. ``False``: the Newton iteration (the reference it is tested
         against).
+    restart : bool
+        The safeguard for potentials that may not be convex (any program off the GLM fast path
+        with a Gaussian prior: heavy-tailed rewards, latent noise scales, hierarchies): a
+        warm-started solve that does not converge (the cap, a vanishing step) is solved again
+        from the prior median, and that fit is kept if it converges. A warm start can sit where
+        early rounds left it, a noise scale run towards 0 while the rows could still be fitted
+        exactly, and no Newton step gets out of there. On the fast path with a Gaussian prior the
+        potential is convex, its MAP unique, and a restart could only repeat the solve: none is
+        made. The restart's steps count in ``info.num_steps``.
     """
 
     max_steps: int = 50
@@ -111,6 +120,7 @@ class DenseNewton:
     derivatives: str = "auto"
     reuse_factor: bool = True
     rank_one: bool = True
+    restart: bool = True
 
     provides_curvature: ClassVar[bool] = True
 
@@ -137,10 +147,25 @@ class DenseNewton:
         if prior is not None and rows[0].shape[0] == 1 and self.rank_one and fast:
             result = rank_one_laplace(bound, rows, prior.theta, prior.chol, max_steps=self.max_steps, tol=self.tol)
             return NewtonFit(result.theta, result.chol), result.info
-        return self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior)
+        warm = self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior)
+        predictor = bound.linear_predictor if self.derivatives == "auto" else None
+        if not self.restart or prior is not None or (predictor is not None and predictor.gaussian_prior):
+            return warm
+        # A potential that may not be convex: a warm start that failed restarts from the prior median.
+        fit, info = warm
+        cold, cold_info = self._solve(bound, rows, bound.init_theta(fit.theta.dtype), None, None, ~info.converged)
+        use_cold = ~info.converged & cold_info.converged
+        chosen = jax.tree.map(lambda c, w: jnp.where(use_cold, c, w), (cold, cold_info), warm)
+        return chosen[0], chosen[1]._replace(num_steps=info.num_steps + cold_info.num_steps)
 
     def _solve(
-        self, bound: BoundModel, rows: Rows, theta0: Array, factor0: Array | None, prior: NewtonFit | None
+        self,
+        bound: BoundModel,
+        rows: Rows,
+        theta0: Array,
+        factor0: Array | None,
+        prior: NewtonFit | None,
+        active: Array | bool = True,
     ) -> tuple[NewtonFit, NewtonInfo]:
         x, y, w = rows
         gaussian = None if prior is None else gaussian_derivatives(prior.theta, prior.chol)
@@ -162,6 +187,7 @@ class DenseNewton:
             derivatives=derivatives,
             positive_definite=positive_definite,
             factor0=factor0,
+            active=active,
         )
         return NewtonFit(result.theta, result.chol), result.info
 
