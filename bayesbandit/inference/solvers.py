@@ -106,10 +106,12 @@ class DenseNewton:
     restart : bool
         The safeguard for potentials that may not be convex (any program off the GLM fast path
         with a Gaussian prior: heavy-tailed rewards, latent noise scales, hierarchies): a
-        warm-started solve that does not converge (the cap, a vanishing step) is solved again
-        from the prior median, and that fit is kept if it converges. A warm start can sit where
-        early rounds left it, a noise scale run towards 0 while the rows could still be fitted
-        exactly, and no Newton step gets out of there. On the fast path with a Gaussian prior the
+        warm-started solve stopped by ``max_steps`` (still finite, still descending) is solved
+        again from the prior median, and that fit is kept if it converges. A warm start can sit
+        where early rounds left it, a noise scale run towards 0 while the rows could still be
+        fitted exactly, and no Newton step gets out of there. A solve that fails otherwise (a
+        non-finite value, a vanishing step: data with no mode, such as equal rewards under a
+        latent noise scale) is reported as it is. On the fast path with a Gaussian prior the
         potential is convex, its MAP unique, and a restart could only repeat the solve: none is
         made. The restart's steps count in ``info.num_steps``.
     """
@@ -151,10 +153,11 @@ class DenseNewton:
         predictor = bound.linear_predictor if self.derivatives == "auto" else None
         if not self.restart or prior is not None or (predictor is not None and predictor.gaussian_prior):
             return warm
-        # A potential that may not be convex: a warm start that failed restarts from the prior median.
+        # A potential that may not be convex: a warm start stopped by the cap restarts from the prior median.
         fit, info = warm
-        cold, cold_info = self._solve(bound, rows, bound.init_theta(fit.theta.dtype), None, None, ~info.converged)
-        use_cold = ~info.converged & cold_info.converged
+        capped = ~info.converged & (info.num_steps >= self.max_steps) & jnp.all(jnp.isfinite(fit.theta))
+        cold, cold_info = self._solve(bound, rows, bound.init_theta(fit.theta.dtype), None, None, capped)
+        use_cold = capped & cold_info.converged
         chosen = jax.tree.map(lambda c, w: jnp.where(use_cold, c, w), (cold, cold_info), warm)
         return chosen[0], chosen[1]._replace(num_steps=info.num_steps + cold_info.num_steps)
 
