@@ -23,7 +23,7 @@ from numpyro import handlers
 from numpyro.distributions import biject_to
 from numpyro.distributions.util import sum_rightmost
 
-from bayesbandit._typing import Array, Model
+from bayesbandit._typing import Array, ArrayLike, Model
 from bayesbandit.errors import ModelSpecError
 
 __all__ = ["ProgramRun", "expected_reward", "log_prob", "run_program", "deterministic_value", "trace_program"]
@@ -130,12 +130,12 @@ def deterministic_value(
     return tr[name]["value"]
 
 
-def trace_program(model: Model, x: np.ndarray, y: Any, seed: int) -> dict:
+def trace_program(model: Model, x: ArrayLike, y: Any, seed: int) -> dict:
     try:
         with numpyro.validation_enabled(False):
             return handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(x, y)
     except Exception as exc:  # the user's program failed: say so, keep the cause
         raise ModelSpecError(
-            f"the reward program failed when called as model(x, y) with x of shape {x.shape}: "
+            f"the reward program failed when called as model(x, y) with x of shape {np.shape(x)}: "
             f"{type(exc).__name__}: {exc}"
         ) from exc

@@ -107,13 +107,14 @@ class DenseNewton:
         The safeguard for potentials that may not be convex (any program off the GLM fast path
         with a Gaussian prior: heavy-tailed rewards, latent noise scales, hierarchies): a
         warm-started solve stopped by ``max_steps`` (still finite, still descending) is solved
-        again from the prior median, and that fit is kept if it converges. A warm start can sit
+        again from the prior median (``newton_minimize``'s ``restart``, in the same loop), and
+        that solve's result is kept. A warm start can sit
         where early rounds left it, a noise scale run towards 0 while the rows could still be
         fitted exactly, and no Newton step gets out of there. A solve that fails otherwise (a
         non-finite value, a vanishing step: data with no mode, such as equal rewards under a
         latent noise scale) is reported as it is. On the fast path with a Gaussian prior the
         potential is convex, its MAP unique, and a restart could only repeat the solve: none is
-        made. The restart's steps count in ``info.num_steps``.
+        made. The restart's steps count in ``info.num_steps`` (up to ``2 max_steps``).
     """
 
     max_steps: int = 50
@@ -149,17 +150,10 @@ class DenseNewton:
         if prior is not None and rows[0].shape[0] == 1 and self.rank_one and fast:
             result = rank_one_laplace(bound, rows, prior.theta, prior.chol, max_steps=self.max_steps, tol=self.tol)
             return NewtonFit(result.theta, result.chol), result.info
-        warm = self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior)
         predictor = bound.linear_predictor if self.derivatives == "auto" else None
-        if not self.restart or prior is not None or (predictor is not None and predictor.gaussian_prior):
-            return warm
-        # A potential that may not be convex: a warm start stopped by the cap restarts from the prior median.
-        fit, info = warm
-        capped = ~info.converged & (info.num_steps >= self.max_steps) & jnp.all(jnp.isfinite(fit.theta))
-        cold, cold_info = self._solve(bound, rows, bound.init_theta(fit.theta.dtype), None, None, capped)
-        use_cold = capped & cold_info.converged
-        chosen = jax.tree.map(lambda c, w: jnp.where(use_cold, c, w), (cold, cold_info), warm)
-        return chosen[0], chosen[1]._replace(num_steps=info.num_steps + cold_info.num_steps)
+        convex = predictor is not None and predictor.gaussian_prior  # the MAP is unique: no restart
+        restart = bound.init_theta(start.theta.dtype) if self.restart and prior is None and not convex else None
+        return self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior, restart)
 
     def _solve(
         self,
@@ -168,7 +162,7 @@ class DenseNewton:
         theta0: Array,
         factor0: Array | None,
         prior: NewtonFit | None,
-        active: Array | bool = True,
+        restart: Array | None = None,
     ) -> tuple[NewtonFit, NewtonInfo]:
         x, y, w = rows
         gaussian = None if prior is None else gaussian_derivatives(prior.theta, prior.chol)
@@ -190,7 +184,7 @@ class DenseNewton:
             derivatives=derivatives,
             positive_definite=positive_definite,
             factor0=factor0,
-            active=active,
+            restart=restart,
         )
         return NewtonFit(result.theta, result.chol), result.info
 

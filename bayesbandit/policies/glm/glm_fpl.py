@@ -64,9 +64,11 @@ class GLMFPL(GLMPolicy):
     Bayesian bootstrap, whose weighted MAPs are approximately posterior draws;
     :func:`bayesbandit.inference.perturb_weights`). The rewards stay in the support. For an
     affine likelihood both are available; ``perturbation="auto"`` (the default) chooses the
-    paper's reward perturbation there and the weights elsewhere. ``README.md`` (the likelihood
-    matrix) compares the ensembles with NUTS per likelihood. The solve is warm-started from the
-    unperturbed fit kept in the state.
+    paper's reward perturbation for a canonical-link GLM (affine in the reward, natural parameter
+    linear in ``theta``: every perturbed potential is convex) and the weights elsewhere
+    (:func:`bayesbandit.inference.posteriors.resolve_perturbation` says why a probit or cloglog
+    link is elsewhere). ``README.md`` (the likelihood matrix) compares the ensembles with NUTS per
+    likelihood. The solve is warm-started from the unperturbed fit kept in the state.
 
     Parameters
     ----------
