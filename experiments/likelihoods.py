@@ -96,9 +96,22 @@ def uniform_regret(env: bb.envs.ProgramBandit, runs: int, seed: int) -> np.ndarr
 
 FIRST_DECISION = textwrap.dedent(
     """
-    import json, sys, time
+    import collections, json, sys, time
     start = time.perf_counter()
     import jax, numpy as np
+    import jax.monitoring
+    spent = collections.Counter()
+    stages = {"jaxpr_trace_duration": "trace_s", "jaxpr_to_mlir_module_duration": "lower_s",
+              "backend_compile_duration": "xla_s"}
+
+    def listen(event, seconds, **kwargs):
+        stage = stages.get(event.rsplit("/", 1)[-1])
+        if stage and listening:
+            spent[stage] += seconds
+            spent["compilations"] += stage == "xla_s"
+
+    listening = False
+    jax.monitoring.register_event_duration_secs_listener(listen)
     import bayesbandit as bb
     from bayesbandit.models.likelihoods import LIKELIHOODS
     bb.runtime.enable_x64()
@@ -113,6 +126,7 @@ FIRST_DECISION = textwrap.dedent(
     reward = float(env.pull(instance, 0, jax.random.PRNGKey(1))[0])
     policy = {"GLM-TSL": bb.GLMTSL, "GLM-FPL": bb.GLMFPL}[sys.argv[2]](model)
     ready = time.perf_counter()
+    listening = True
     agent = bb.Agent(policy, arms=arms, seed=0)
     built = time.perf_counter()
     arm = agent.select()
@@ -120,7 +134,7 @@ FIRST_DECISION = textwrap.dedent(
     agent.update(arm, reward)
     done = time.perf_counter()
     print(json.dumps({"import_s": imported - start, "agent_s": built - ready, "select_s": selected - built,
-                      "update_s": done - selected, "first_decision_s": done - ready}))
+                      "update_s": done - selected, "first_decision_s": done - ready, **spent}))
     """
 )
 
@@ -130,7 +144,9 @@ def first_decision_seconds(name: str, policy_name: str = "GLM-TSL", cache_dir: s
 
     ``cache_dir``: a persistent compilation cache to use (empty: none). The instance, its arms and
     one reward are drawn before the clock starts. Returns the seconds of each step and their sum
-    (``first_decision_s``), and the import time apart.
+    (``first_decision_s``), the import time apart, and where the first decision's time went:
+    tracing (``trace_s``), lowering to MLIR (``lower_s``) and XLA's compilation (``xla_s``, over
+    ``compilations`` programs).
     """
     out = subprocess.run(
         [sys.executable, "-c", FIRST_DECISION, name, policy_name, cache_dir],
