@@ -293,12 +293,12 @@ def run(
     seed: int = 0,
     progress: bool = False,
 ) -> dict[str, pathlib.Path]:
-    """Run the matrix (module docstring); quick: 200 rounds, no timing in fresh processes, a short NUTS."""
+    """Run the matrix (module docstring): 500 rounds (quick: 200, no timing in fresh processes, a short NUTS)."""
     bb.runtime.enable_x64()
     bb.runtime.enable_fast_rng()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    horizon = horizon or (200 if quick else 1000)
+    horizon = horizon or (200 if quick else 500)
     names = list(LIKELIHOODS)
     ds = matrix(names, list(POLICIES), horizon=horizon, runs=max(runs, 4), seed=seed, progress=progress)
     first: dict[str, dict[str, float]] = {}

@@ -149,9 +149,10 @@ class CompileAhead:
 
     def prepare(self, state: Any, key: Any, arms: Any) -> None:
         """Compile ``select`` and ``update`` for ``state`` and a fixed arm set, each in its own thread."""
-        action = jax.eval_shape(self._calls.select, state, arms, key)[1]
+        select = self._calls.select.lower(state, _spec(arms), _spec(key))
+        action = select.out_info[1]  # the update takes an action of this shape, and a float reward per arm of it
         zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
-        self._submit(_ahead_id(self._capacity(state), arms), state, key, (arms, *zeros))
+        self._submit(_ahead_id(self._capacity(state), arms), state, key, (arms, *zeros), select)
 
     def schedule(self, state: Any, key: Any, update_args: tuple) -> None:
         """Half-full buffer: compile for the doubled one in the background."""
@@ -165,10 +166,10 @@ class CompileAhead:
         grown = self._policy.reserve(state, capacity - self._policy.filled(state) + 1)
         self._submit(_ahead_id(2 * capacity, update_args[0]), grown, key, update_args)
 
-    def _submit(self, ahead_id: tuple, state: Any, key: Any, update_args: tuple) -> None:
+    def _submit(self, ahead_id: tuple, state: Any, key: Any, update_args: tuple, select: Any = None) -> None:
         arms, action, feedback = jax.tree.map(_spec, update_args)
         lowered = (
-            self._calls.select.lower(state, arms, _spec(key)),
+            select or self._calls.select.lower(state, arms, _spec(key)),
             self._calls.update.lower(state, arms, action, feedback),
         )
         self._pool = self._pool or ThreadPoolExecutor(max_workers=2, thread_name_prefix="bayesbandit-compile")
