@@ -182,7 +182,7 @@ def nuts_comparison(name: str, *, n: int = 200, seed: int = 0, quick: bool = Fal
     except BayesBanditError as exc:
         return {"refused": f"{type(exc).__name__}: {exc}"}
     table = comparison.table
-    fpl = comparison.idata["fpl"].posterior.attrs
+    fpl = comparison.idata["fpl"].attrs
     return {
         "refused": "",
         "perturbation": "rewards" if env.bound.is_affine else "weights",
@@ -307,16 +307,17 @@ def run(
     horizon = horizon or (100 if quick else 300)
     names = list(QUICK if quick else LIKELIHOODS)
     policies = ["GLM-TSL", "GLM-FPL"] if quick else list(POLICIES)
+    paths = {"table": out / "likelihoods.md", "results": out / "likelihoods.nc", "plot": out / "likelihoods.png"}
     ds = matrix(names, policies, horizon=horizon, runs=max(runs, 4), seed=seed, progress=progress)
+    ds.to_netcdf(paths["results"])
+    _plot(ds, paths["plot"])
     first: dict[str, dict[str, float]] = {}
     if not quick:
         for name in names:
             for policy in ("GLM-TSL", "GLM-FPL"):
                 if not str(ds.refused.sel(likelihood=name, policy=policy).values):
                     first.setdefault(name, {})[policy] = first_decision_seconds(name, policy)["first_decision_s"]
+    paths["table"].write_text(_markdown(ds, first, {}))
     nuts = {name: nuts_comparison(name, seed=seed, quick=quick) for name in (QUICK_NUTS if quick else names)}
-    paths = {"table": out / "likelihoods.md", "results": out / "likelihoods.nc", "plot": out / "likelihoods.png"}
     paths["table"].write_text(_markdown(ds, first, nuts))
-    ds.to_netcdf(paths["results"])
-    _plot(ds, paths["plot"])
     return paths

@@ -2,8 +2,9 @@
 
 A reward model is a NumPyro program ``model(x, y=None)`` with continuous latent sites (each
 with a prior) and exactly one observed site (default name ``"y"``) whose distribution has batch
-shape ``(n,)`` and whose ``.mean`` is the expected reward of each row of ``x``.
-:func:`inspect_program` traces it at two row counts, raises a
+shape ``(n,)`` and whose ``.mean`` (for a categorical or ordinal reward, its expected label) is
+the expected reward of each row of ``x``. The program must be traceable by ``jax.jit``.
+:func:`inspect_program` traces it abstractly at two row counts, raises a
 :class:`~bayesbandit.errors.ModelSpecError` naming the site for every breach of the contract,
 and returns a :class:`ProgramStructure`: the latent sites, how to unflatten them, a starting
 point, the reward's support, and whether the observed log-probability is affine in the reward.
