@@ -278,11 +278,14 @@ def _plot(ds: xr.Dataset, path: pathlib.Path) -> None:
     width = 0.8 / ds.sizes["policy"]
     for j, policy in enumerate(ds.policy.values):
         values = ds.late_ratio.sel(policy=policy).values
-        ax.barh(y + j * width, np.nan_to_num(values, nan=0.0), height=width, label=str(policy))
+        bars = ax.barh(y + j * width, np.nan_to_num(values, nan=0.0), height=width, label=str(policy))
+        refused = np.isnan(values)
+        ax.plot(np.zeros(refused.sum()), (y + j * width)[refused], "x", color=bars.patches[0].get_facecolor(), ms=5)
+    ax.plot([], [], "xk", ms=5, label="refused (x)")
     ax.axvline(LEARNS_BELOW, color="k", ls="--", lw=1, label=f"learns below {LEARNS_BELOW}")
     ax.set_yticks(y + 0.4 - width / 2, names)
     ax.invert_yaxis()
-    ax.set_xlabel("regret per round over the last quarter / uniform play's (no bar: refused)")
+    ax.set_xlabel("regret per round over the last quarter / uniform play's")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

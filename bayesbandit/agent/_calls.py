@@ -112,6 +112,15 @@ def _spec(value: Any) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(np.shape(value), jax.dtypes.canonicalize_dtype(np.asarray(value).dtype))
 
 
+def _call_compiled(compiled: Any, jitted: Any, *args: Any) -> Any:
+    """``compiled(*args)``; arguments of other types than it was compiled for (a state whose dtype changed)
+    are refused before anything runs, and go to ``jitted``, which compiles for them."""
+    try:
+        return compiled(*args)
+    except TypeError:
+        return jitted(*args)
+
+
 class CompileAhead:
     """``select`` and ``update`` compiled in background threads, before they are called.
 
@@ -145,7 +154,7 @@ class CompileAhead:
         futures = self._ready.get(_ahead_id(self._capacity(state), arms)) if self._ready else None
         if futures is None:
             return self._calls[which]
-        return futures[which].result()
+        return functools.partial(_call_compiled, futures[which].result(), self._calls[which])
 
     def prepare(self, state: Any, key: Any, arms: Any) -> None:
         """Compile ``select`` and ``update`` for ``state`` and a fixed arm set, each in its own thread."""
