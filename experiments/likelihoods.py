@@ -43,6 +43,7 @@ from bayesbandit.models.likelihoods import LIKELIHOODS  # noqa: E402
 
 import bayesbandit as bb  # noqa: E402
 from bayesbandit.errors import BayesBanditError  # noqa: E402
+from bayesbandit.inference.posteriors import resolve_perturbation  # noqa: E402
 from bayesbandit.sim import key_streams  # noqa: E402
 
 DESCRIPTION = "Every likelihood a practitioner writes through GLM-TSL, GLM-FPL, GLM-UCB and UCB-GLM: learns or refused."
@@ -185,7 +186,7 @@ def nuts_comparison(name: str, *, n: int = 200, seed: int = 0, quick: bool = Fal
     fpl = comparison.idata["fpl"].attrs
     return {
         "refused": "",
-        "perturbation": "rewards" if env.bound.is_affine else "weights",
+        "perturbation": resolve_perturbation(env.bound, "auto", "GLMFPL"),
         "fpl_sd_ratio": (float(table.loc["fpl", "sd_ratio_min"]), float(table.loc["fpl", "sd_ratio_max"])),
         "laplace_sd_ratio": (float(table.loc["laplace", "sd_ratio_min"]), float(table.loc["laplace", "sd_ratio_max"])),
         "fpl_converged": fpl["num_converged"] / fpl["num_fits"],
@@ -241,7 +242,7 @@ def _markdown(ds: xr.Dataset, first: dict[str, dict[str, float]], nuts: dict[str
             seconds = first.get(str(name), {}).get(str(policy))
             timing = f"{seconds:.1f}" if seconds is not None else ""
             if str(cell.refused.values):
-                reason = str(cell.refused.values).split(": ", 1)[-1][:160].replace("|", "/")
+                reason = str(cell.refused.values).split(": ", 1)[-1].replace("|", "/").replace("\n", " ")
                 lines.append(f"| {name} | {policy} | refused: {reason} | | | | |")
                 continue
             verdict = "learns" if bool(cell.learns) else "does not learn"
