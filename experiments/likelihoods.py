@@ -297,13 +297,13 @@ def run(
     out_dir: str | pathlib.Path,
     *,
     quick: bool = False,
-    runs: int = 4,
+    runs: int | None = None,
     horizon: int | None = None,
     seed: int = 0,
     progress: bool = False,
 ) -> dict[str, pathlib.Path]:
-    """Run the matrix (module docstring): 300 rounds. Quick: the programs of ``QUICK`` under GLM-TSL
-    and GLM-FPL for 100 rounds, no timing in fresh processes, a short NUTS."""
+    """Run the matrix (module docstring): 4 runs (``runs``, at least 4) x 300 rounds. Quick: the programs of
+    ``QUICK`` under GLM-TSL and GLM-FPL for 100 rounds, no timing in fresh processes, a short NUTS."""
     bb.runtime.enable_x64()
     bb.runtime.enable_fast_rng()
     out = pathlib.Path(out_dir)
@@ -312,7 +312,7 @@ def run(
     names = list(QUICK if quick else LIKELIHOODS)
     policies = ["GLM-TSL", "GLM-FPL"] if quick else list(POLICIES)
     paths = {"table": out / "likelihoods.md", "results": out / "likelihoods.nc", "plot": out / "likelihoods.png"}
-    ds = matrix(names, policies, horizon=horizon, runs=max(runs, 4), seed=seed, progress=progress)
+    ds = matrix(names, policies, horizon=horizon, runs=max(runs or 4, 4), seed=seed, progress=progress)
     ds.to_netcdf(paths["results"])
     _plot(ds, paths["plot"])
     first: dict[str, dict[str, float]] = {}
