@@ -58,7 +58,14 @@ from jax.interpreters import mlir
 from bayesbandit.errors import ConfigurationError, InvalidInput
 from bayesbandit.threefry import threefry2x32
 
-__all__ = ["enable_x64", "enable_fast_rng", "enable_low_latency", "enable_compilation_cache", "default_cache_dir"]
+__all__ = [
+    "enable_x64",
+    "enable_fast_rng",
+    "enable_low_latency",
+    "enable_compilation_cache",
+    "default_cache_dir",
+    "CACHE_MIN_COMPILE_SECONDS",
+]
 
 
 def enable_x64(use_x64: bool = True) -> None:
@@ -113,6 +120,9 @@ def enable_low_latency() -> None:
     jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 
+CACHE_MIN_COMPILE_SECONDS = 0.1
+
+
 def default_cache_dir() -> Path:
     """``$BAYESBANDIT_JAX_CACHE`` if set, else ``~/.cache/bayesbandit/jax``."""
     return Path(os.environ.get("BAYESBANDIT_JAX_CACHE") or Path.home() / ".cache" / "bayesbandit" / "jax")
@@ -120,6 +130,10 @@ def default_cache_dir() -> Path:
 
 def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path:
     """Store compiled XLA programs in ``path`` (default :func:`default_cache_dir`) and reuse them.
+
+    Every program that takes ``CACHE_MIN_COMPILE_SECONDS`` (0.1 s) or more to compile is stored
+    (JAX's own threshold, 1 s, leaves out most of a reward program's: a new process would compile
+    them again), and operations run one by one, which compile in milliseconds, are not.
 
     Returns the folder. Raises :class:`~bayesbandit.errors.InvalidInput` if it cannot be a
     folder (a file of that name exists, or it cannot be created).
@@ -139,4 +153,5 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
             "Fix: pass a folder you can write."
         ) from exc
     jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS)
     return folder

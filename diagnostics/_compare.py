@@ -256,7 +256,9 @@ def compare(
     * ``laplace``: ``N(bar theta, H^{-1})``, ``bar theta = argmin U``, ``H = nabla^2 U(bar theta)``;
       ``num_draws`` draws.
     * ``fpl``: ``num_draws`` perturbed MAPs ``argmin U(theta; y + a xi / sqrt(w))``,
-      ``xi ~ N(0, I)``, ``a = fpl_a``, warm-started at ``bar theta``.
+      ``xi ~ N(0, I)``, ``a = fpl_a``, warm-started at ``bar theta``; for a program that is not a
+      canonical-link GLM, GLM-FPL's random bootstrap weights on the rows instead
+      (:func:`bayesbandit.inference.posteriors.resolve_perturbation`; ``fpl_a`` is then unused).
     * ``nuts``: ``num_chains`` NUTS chains (dense mass matrix, target acceptance 0.8) of
       ``num_warmup + num_draws`` iterations on ``U``, started at ``bar theta + `` one Laplace draw
       each (dispersed starts let R-hat detect non-mixing), then mapped through

@@ -79,7 +79,9 @@ def fit_fpl(
     """An ensemble of ``num_draws`` perturbed MAP fits (the GLM-FPL posterior).
 
     Member ``k`` is ``argmin_theta U(theta; x, y + a xi_k / sqrt(w), w)`` with fresh
-    ``xi_k ~ N(0, I)`` (:func:`bayesbandit.perturbed_map`), warm-started at ``init`` (the MAP).
+    ``xi_k ~ N(0, I)`` (:func:`bayesbandit.perturbed_map`), warm-started at ``init`` (the MAP); for a
+    program that is not a canonical-link GLM, the MAP under random bootstrap weights instead (what
+    GLM-FPL does: :func:`bayesbandit.inference.posteriors.resolve_perturbation`).
     Members are solved with :func:`jax.lax.map` over vmapped batches.
 
     Returns

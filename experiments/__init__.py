@@ -31,6 +31,7 @@ EXPERIMENTS: dict[str, str] = {
     "comb-clustered": "bayesbandit.experiments.comb_clustered",
     "comb-movielens": "bayesbandit.experiments.comb_movielens",
     "deep-mnist": "bayesbandit.experiments.deep_mnist",
+    "likelihoods": "bayesbandit.experiments.likelihoods",
 }
 
 

@@ -49,6 +49,7 @@ class Setting:
 
 # The suite's XLA:CPU flag for its loop emitter, which compiles faster than the fusion emitters (``conftest.py``).
 LOOP_EMITTER_FLAG = "--xla_cpu_use_fusion_emitters=false"
+HOST_DEVICES_FLAG = "--xla_force_host_platform_device_count"  # what the CLI sets, one device per core
 # The suite's own settings are 64-bit mode, the loop-free Threefry and one device (``conftest.py``).
 SUITE = "bb.runtime.enable_x64(); bb.runtime.enable_fast_rng()"
 TWO_DEVICES = {"JAX_NUM_CPU_DEVICES": "2"}  # two CPU devices, the suite's XLA flags unchanged
@@ -138,8 +139,9 @@ class Children:
         script = folder / "child.py"
         script.write_text(CHILD.format(prelude=spec.prelude))
         env = {**os.environ, "JAX_PLATFORMS": "cpu", **spec.env}
-        if spec.own_emitters:
-            env["XLA_FLAGS"] = " ".join(flag for flag in env.get("XLA_FLAGS", "").split() if flag != LOOP_EMITTER_FLAG)
+        # The device count is the setting's (a test may have added host devices to this process's flags).
+        flags = [flag for flag in env.get("XLA_FLAGS", "").split() if not flag.startswith(HOST_DEVICES_FLAG)]
+        env["XLA_FLAGS"] = " ".join(flag for flag in flags if not (spec.own_emitters and flag == LOOP_EMITTER_FLAG))
         command = [sys.executable, str(script), str(TESTS), str(folder), str(spec.limit), *spec.checks]
         log = open(folder / "log.txt", "w")  # noqa: SIM115 (closed when the child ends)
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)

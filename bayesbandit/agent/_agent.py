@@ -62,10 +62,12 @@ class Agent:
     capacity : int, optional
         Initial row-buffer capacity when the policy keeps one (it doubles when full).
     compile_ahead : bool
-        When a row buffer is half full, trace ``select`` and ``update`` for the doubled buffer
-        (in the calling thread: NumPyro's handlers are not thread-safe) and compile them with XLA
-        in a background thread, so the round in which the buffer grows does not stall on
-        compilation (the doubled shape is new to XLA). Default true.
+        Compile ``select`` and ``update`` with XLA in background threads before they are called:
+        for a fixed arm set both when the agent is created, side by side (the first ``select``
+        waits for its own compilation only), and when a row buffer is half full, both for the
+        doubled buffer, so the round in which the buffer grows does not stall on compilation (the
+        doubled shape is new to XLA). Tracing stays in the calling thread (NumPyro's handlers are
+        not thread-safe). Default true.
 
     Examples
     --------
@@ -137,10 +139,12 @@ class Agent:
         self._combinatorial = isinstance(policy, Combinatorial)
         self._buffered = isinstance(policy, Buffered)
         self._explains = isinstance(policy, Explains)
-        self._ahead = CompileAhead(policy, self._calls) if compile_ahead and self._buffered and kind == "jax" else None
+        self._ahead = CompileAhead(policy, self._calls) if compile_ahead and kind == "jax" else None
         # The arms as the compiled calls take them: a fixed set on the device once; a contextual
         # round's NumPy array as given (the call copies it in, sooner than jax.device_put would).
         self._arms_call: Any = None if self._arms is None else jnp.asarray(self._arms)
+        if self._ahead is not None and self._arms_call is not None:
+            self._ahead.prepare(self.state, self._key, self._arms_call)
         self._last_arms: np.ndarray | None = None
         self._last_arms_call: Any = None
         self._action_shape: tuple[int, ...] | None = None
@@ -178,7 +182,7 @@ class Agent:
             n = check_int("Agent.select", "n", n, low=1)
         arms_np, arms_call = self._round_arms(arms)
         if n is None:
-            select = self._ahead.executables(self.state, arms_call)[0] if self._ahead else self._select
+            select = self._ahead.executable(0, self.state, arms_call) if self._ahead else self._select
             key, action, info = select(self.state, arms_call, self._key)
         else:
             key, action, info = self._calls.select_many(n, self.state, arms_call, self._key)
@@ -261,7 +265,7 @@ class Agent:
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         action_host = index if self._catalogue else index.astype(np.int32)
-        update = self._ahead.executables(state, arms_call)[1] if self._ahead else self._update
+        update = self._ahead.executable(1, state, arms_call) if self._ahead else self._update
         new_state, info = update(state, arms_call, action_host, value)
         self._commit(new_state, info, 1, lambda: (info, f"for reward {reward!r} of action {action!r}"))
         if self._ahead is not None:

@@ -4,9 +4,11 @@ For a JAX policy, ``select`` / ``update`` and their batched forms are ``jax.jit`
 shared by every agent of an equal policy (one compilation per argument shape). For a host policy
 they are the policy's own functions, with Python loops for the batches.
 
-:class:`CompileAhead` keeps the round in which a row buffer doubles from stalling on XLA: when the
-buffer is half full it traces the calls for the doubled shape in the calling thread (NumPyro's
-handler stack is global, not per thread) and compiles them in a background thread.
+:class:`CompileAhead` compiles ``select`` and ``update`` before they are called, side by side in
+background threads: a fixed-arm agent's first two calls when it is created (the first decision
+waits for one compilation, not two in turn), and, when a row buffer is half full, the calls for
+the doubled buffer, so the round in which it grows does not stall on XLA. It traces in the calling
+thread (NumPyro's handler stack is global, not per thread).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any, NamedTuple
 
 import jax
 import numpy as np
+
+from bayesbandit.contract import Buffered
 
 __all__ = ["Calls", "calls_for", "CompileAhead"]
 
@@ -104,56 +108,85 @@ def _ahead_id(capacity: int | None, arms: Any) -> tuple:
     return (capacity, tuple(arms.shape), str(arms.dtype))
 
 
+def _spec(value: Any) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(np.shape(value), jax.dtypes.canonicalize_dtype(np.asarray(value).dtype))
+
+
+def _call_compiled(compiled: Any, jitted: Any, *args: Any) -> Any:
+    """``compiled(*args)``; arguments of other types than it was compiled for (a state whose dtype changed)
+    are refused before anything runs, and go to ``jitted``, which compiles for them."""
+    try:
+        return compiled(*args)
+    except TypeError:
+        return jitted(*args)
+
+
 class CompileAhead:
-    """Executables for a doubled row buffer, compiled in the background (see the module docstring).
+    """``select`` and ``update`` compiled in background threads, before they are called.
+
+    :meth:`prepare` compiles both for the agent's first call, side by side (the first ``select``
+    waits for its own compilation only); :meth:`schedule`, for a policy with a row buffer, compiles
+    them for the doubled buffer once the buffer is half full (see the module docstring).
+    Tracing and lowering run in the calling thread (NumPyro's handler stack is global, not per
+    thread); only XLA's compilation runs in the background.
 
     Parameters
     ----------
-    policy : Buffered policy
-        Its ``capacity``, ``filled`` and ``reserve`` say when and to what the buffer grows.
+    policy : JAX policy
+        With a row buffer (``capacity``, ``filled``, ``reserve``), its executables are per capacity.
     calls : Calls
-        The jitted calls to lower for the doubled shape.
+        The jitted calls to lower.
     """
 
     def __init__(self, policy: Any, calls: Calls) -> None:
         self._policy = policy
         self._calls = calls
-        self._ready: dict[tuple, Future] = {}  # (capacity, argument specs) -> compiled (select, update)
+        self._buffered = isinstance(policy, Buffered)
+        self._ready: dict[tuple, tuple[Future, Future]] = {}  # (capacity, argument specs) -> (select, update)
         self._pool: ThreadPoolExecutor | None = None
 
-    def executables(self, state: Any, arms: Any) -> tuple[Any, Any]:
-        """The (select, update) to call: executables compiled ahead for this buffer size, else the jitted ones."""
-        if not self._ready:
-            return self._calls.select, self._calls.update
-        future = self._ready.get(_ahead_id(self._policy.capacity(state), arms))
-        return future.result() if future is not None else (self._calls.select, self._calls.update)
+    def _capacity(self, state: Any) -> int | None:
+        return self._policy.capacity(state) if self._buffered else None
+
+    def executable(self, which: int, state: Any, arms: Any) -> Any:
+        """``select`` (``which = 0``) or ``update`` (1) to call: compiled ahead for this state's buffer and these
+        arms when scheduled (waiting for its compilation if needed), else the jitted one."""
+        futures = self._ready.get(_ahead_id(self._capacity(state), arms)) if self._ready else None
+        if futures is None:
+            return self._calls[which]
+        return functools.partial(_call_compiled, futures[which].result(), self._calls[which])
+
+    def prepare(self, state: Any, key: Any, arms: Any) -> None:
+        """Compile ``select`` and ``update`` for ``state`` and a fixed arm set, each in its own thread."""
+        select = self._calls.select.lower(state, _spec(arms), _spec(key))
+        action = select.out_info[1]  # the update takes an action of this shape, and a float reward per arm of it
+        zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
+        self._submit(_ahead_id(self._capacity(state), arms), state, key, (arms, *zeros), select)
 
     def schedule(self, state: Any, key: Any, update_args: tuple) -> None:
         """Half-full buffer: compile for the doubled one in the background."""
-        capacity = self._policy.capacity(state)
+        capacity = self._capacity(state)
         if capacity is None or 2 * self._policy.filled(state) < capacity:
             return
-        arms, action, feedback = jax.tree.map(
-            lambda a: jax.ShapeDtypeStruct(np.shape(a), jax.dtypes.canonicalize_dtype(a.dtype)), update_args
-        )
-        ahead_id = _ahead_id(2 * capacity, arms)
-        if ahead_id in self._ready:
+        if _ahead_id(2 * capacity, update_args[0]) in self._ready:
             return
-        # Tracing runs NumPyro handlers, whose stack is global, not per thread: trace and lower here,
-        # and hand only XLA's compilation to the background thread. The doubled state is padded on the
-        # host (no compile); its shapes are those the buffer will have after it grows.
+        # The doubled state is padded on the host (no compile); its shapes are those the buffer will
+        # have after it grows.
         grown = self._policy.reserve(state, capacity - self._policy.filled(state) + 1)
-        key_spec = jax.ShapeDtypeStruct(key.shape, key.dtype)
+        self._submit(_ahead_id(2 * capacity, update_args[0]), grown, key, update_args)
+
+    def _submit(self, ahead_id: tuple, state: Any, key: Any, update_args: tuple, select: Any = None) -> None:
+        arms, action, feedback = jax.tree.map(_spec, update_args)
         lowered = (
-            self._calls.select.lower(grown, arms, key_spec),
-            self._calls.update.lower(grown, arms, action, feedback),
+            select or self._calls.select.lower(state, arms, _spec(key)),
+            self._calls.update.lower(state, arms, action, feedback),
         )
-        self._pool = self._pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="bayesbandit-compile")
-        self._ready[ahead_id] = self._pool.submit(lambda: (lowered[0].compile(), lowered[1].compile()))
+        self._pool = self._pool or ThreadPoolExecutor(max_workers=2, thread_name_prefix="bayesbandit-compile")
+        self._ready[ahead_id] = (self._pool.submit(lowered[0].compile), self._pool.submit(lowered[1].compile))
 
     def pending(self) -> list[Future]:
         """The background compilations scheduled so far."""
-        return list(self._ready.values())
+        return [future for pair in self._ready.values() for future in pair]
 
     def scheduled(self) -> list[tuple]:
         """What each was scheduled for: ``(capacity, arms shape, arms dtype)``."""

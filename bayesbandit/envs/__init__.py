@@ -11,6 +11,7 @@ environment                        rewards                                arms
 :class:`LogisticBandit`            ``Bernoulli(sigmoid(x^T theta*))``     fixed
 :class:`LinearBandit`              ``N(x^T theta*, noise^2)``             fixed
 :class:`PoissonBandit`             ``Poisson(exp(x^T theta*))``           fixed
+:class:`ProgramBandit`             a reward program at a prior draw       fixed
 :class:`ContextualLogisticBandit`  ``Bernoulli(sigmoid(x^T theta*))``     redrawn each round
 :class:`ClusteredSemiBandit`       ``+-1``, mean ``x^T theta*``, per pick  fixed, k at once
 :class:`PromotionEnv`              MovieLens ratings, per pick           N users a round
@@ -26,6 +27,7 @@ from bayesbandit.envs.catalogue import CatalogueRun, Changes, SyntheticCatalogue
 from bayesbandit.envs.clustered import ClusteredSemiBandit
 from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit, glm_instance
 from bayesbandit.envs.images import ImageClassBandit, ImageInstance
+from bayesbandit.envs.program import ProgramBandit
 from bayesbandit.envs.promotion import PromotionEnv
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "LogisticBandit",
     "LinearBandit",
     "PoissonBandit",
+    "ProgramBandit",
     "ContextualLogisticBandit",
     "theta_variance",
     "describe",

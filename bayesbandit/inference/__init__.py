@@ -17,7 +17,14 @@ module                 job
 """
 
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton_minimize
-from bayesbandit.inference.posteriors import Laplace, laplace, map_estimate, perturb_rewards, perturbed_map
+from bayesbandit.inference.posteriors import (
+    Laplace,
+    laplace,
+    map_estimate,
+    perturb_rewards,
+    perturb_weights,
+    perturbed_map,
+)
 from bayesbandit.inference.potential import BoundModel, bind
 from bayesbandit.inference.solvers import DenseNewton, FirstOrder, FirstOrderFit, FirstOrderInfo, NewtonFit, Solver
 
@@ -37,5 +44,6 @@ __all__ = [
     "Laplace",
     "laplace",
     "perturb_rewards",
+    "perturb_weights",
     "perturbed_map",
 ]

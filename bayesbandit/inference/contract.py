@@ -2,8 +2,9 @@
 
 A reward model is a NumPyro program ``model(x, y=None)`` with continuous latent sites (each
 with a prior) and exactly one observed site (default name ``"y"``) whose distribution has batch
-shape ``(n,)`` and whose ``.mean`` is the expected reward of each row of ``x``.
-:func:`inspect_program` traces it at two row counts, raises a
+shape ``(n,)`` and whose ``.mean`` (for a categorical or ordinal reward, its expected label) is
+the expected reward of each row of ``x``. The program must be traceable by ``jax.jit``.
+:func:`inspect_program` traces it abstractly at two row counts, raises a
 :class:`~bayesbandit.errors.ModelSpecError` naming the site for every breach of the contract,
 and returns a :class:`ProgramStructure`: the latent sites, how to unflatten them, a starting
 point, the reward's support, and whether the observed log-probability is affine in the reward.
@@ -11,6 +12,7 @@ point, the reward's support, and whether the observed log-probability is affine 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,11 +24,12 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from jax.flatten_util import ravel_pytree
+from numpyro import handlers
 from numpyro.distributions import biject_to, constraints
 
 from bayesbandit._typing import Array, Model
 from bayesbandit.errors import ModelSpecError
-from bayesbandit.inference.program import run_program, trace_program
+from bayesbandit.inference.program import log_prob, run_program, trace_program
 
 __all__ = ["SiteInfo", "ProgramStructure", "inspect_program", "describe_support"]
 
@@ -65,6 +68,10 @@ class ProgramStructure:
 def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str) -> ProgramStructure:
     """Check ``model`` against the reward-model contract and learn its structure.
 
+    The program is traced abstractly (:func:`jax.make_jaxpr`: shapes, types and distributions,
+    no operation run) at two row counts, without and with a reward; what needs numbers (each
+    latent site's prior median, the reward's support) comes from one compiled run.
+
     Raises
     ------
     ModelSpecError
@@ -78,15 +85,15 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
     traces = []
     for n in _INSPECT_ROWS:
         x = rng.uniform(-1.0, 1.0, size=(n, *feature_shape))
-        tr_free = trace_program(model, x, None, 0)
+        tr_free = _abstract_trace(model, x, None)
         if obs_site not in tr_free or tr_free[obs_site]["type"] != "sample":
             found = [k for k, s in tr_free.items() if s["type"] == "sample"]
             raise ModelSpecError(
                 f"the reward program has no sample site named '{obs_site}' (sample sites: {found}); "
                 f"name the reward site '{obs_site}' or pass obs_site=."
             )
-        y = np.asarray(tr_free[obs_site]["value"])
-        tr = trace_program(model, x, y, 0)
+        y = tr_free[obs_site]["value"]
+        tr = _abstract_trace(model, x, jax.ShapeDtypeStruct(np.shape(y), y.dtype))
         traces.append((x, tr))
 
     x, tr = traces[0]
@@ -112,10 +119,17 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
             )
 
     latents = []
-    init_values = {}
     for name, site in tr.items():
         if site["type"] != "sample" or site["is_observed"]:
             continue
+        if site["fn"].support.is_discrete and (site.get("infer") or {}).get("enumerate"):
+            raise ModelSpecError(
+                f"latent site '{name}' is discrete and marked for enumeration "
+                f"(infer={{'enumerate': {site['infer']['enumerate']!r}}}); the MAP-based policies do not sum "
+                "discrete sites out. Fix: write the marginal likelihood in the program, for a mixture "
+                "dist.MixtureSameFamily(dist.Categorical(weights), components) or dist.MixtureGeneral, so that no "
+                "discrete latent site remains."
+            )
         if site["fn"].support.is_discrete:
             raise ModelSpecError(
                 f"latent site '{name}' is discrete ({type(site['fn']).__name__}); only continuous latent "
@@ -127,19 +141,19 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
                 f"latent site '{name}' changes shape with the number of rows ({sorted(map(str, shapes))}); "
                 "per-row latent variables are not supported."
             )
-        median = _prior_median(site)
-        init_values[name] = np.asarray(biject_to(site["fn"].support).inv(median), dtype=np.float64)
-        support = site["fn"].support
-        constrained = support not in (constraints.real, constraints.real_vector)
-        latents.append(SiteInfo(name, tuple(np.shape(site["value"])), int(init_values[name].size), constrained))
+        constrained = site["fn"].support not in (constraints.real, constraints.real_vector)
+        latents.append(SiteInfo(name, tuple(np.shape(site["value"])), 0, constrained))
     if not latents:
         raise ModelSpecError("the reward program has no latent sample site: there is nothing to learn.")
 
     latents.sort(key=lambda site: site.name)  # ravel_pytree flattens a dict in sorted-key order
+    init_values, support = _numbers(model, x, obs_site, tuple(site.name for site in latents))
+    latents = [dataclasses.replace(site, size=int(init_values[site.name].size)) for site in latents]
+    if not jax.tree.leaves(obs["fn"].support):  # a support without parameters: the constraint object itself
+        support = obs["fn"].support
     flat, unravel = ravel_pytree({k: jnp.asarray(v) for k, v in init_values.items()})
     fn = obs["fn"]
-    support = fn.support
-    y_ref, is_affine = _reference_points(model, obs_site, feature_shape, unravel, flat, fn)
+    y_ref, is_affine = _reference_points(model, obs_site, feature_shape, unravel, flat, fn, support)
     return ProgramStructure(
         latents=tuple(latents),
         unravel=unravel,
@@ -151,9 +165,48 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
     )
 
 
-def _prior_median(site: dict) -> np.ndarray:
-    samples = site["fn"].sample(jax.random.PRNGKey(0), (101,))
-    return np.median(np.asarray(samples), axis=0)
+def _abstract_trace(model: Model, x: np.ndarray, y: Any) -> dict:
+    """The program's trace on rows ``x`` (and reward ``y``: None, or its shape and dtype), traced, not run.
+
+    Values and distribution parameters in it are tracers: read only their shapes, dtypes and types.
+    """
+    box: dict[str, dict] = {}
+
+    def run(y: Any) -> None:
+        with numpyro.validation_enabled(False):
+            box["trace"] = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(x, y)
+
+    try:
+        jax.make_jaxpr(run)(y)
+    except Exception as exc:  # the user's program failed, or cannot be traced: say so, keep the cause
+        raise ModelSpecError(
+            f"the reward program failed when called as model(x, y) with x of shape {x.shape}: "
+            f"{type(exc).__name__}: {exc}\nThe policies compile the program with jax.jit, so it must be traceable: "
+            "no Python branch or float() on a sampled value (use jnp.where)."
+        ) from exc
+    return box["trace"]
+
+
+def _numbers(model: Model, x: np.ndarray, obs_site: str, names: tuple[str, ...]) -> tuple[dict[str, np.ndarray], Any]:
+    """Each latent site's prior median (unconstrained, float64) and the reward's support, from one compiled run.
+
+    A site's median is taken over 101 draws from its prior given the upstream sites' values of
+    one seeded run of the program.
+    """
+
+    @jax.jit
+    def numbers(x: Array) -> tuple[dict[str, Array], Any]:
+        tr = trace_program(model, x, None, 0)
+        medians = {}
+        for name in names:
+            fn = tr[name]["fn"]
+            median = jnp.median(fn.sample(jax.random.PRNGKey(0), (101,)), axis=0)
+            medians[name] = biject_to(fn.support).inv(median)
+        return medians, tr[obs_site]["fn"].support
+
+    with jax.core.eval_context():
+        medians, support = numbers(x)
+    return {k: np.asarray(v, dtype=np.float64) for k, v in medians.items()}, jax.tree.map(np.asarray, support)
 
 
 def describe_support(support: Any) -> str:
@@ -169,7 +222,7 @@ def describe_support(support: Any) -> str:
     return names.get(type(support).__name__, str(support))
 
 
-def _reference_points(model, obs_site, feature_shape, unravel, flat, fn):
+def _reference_points(model, obs_site, feature_shape, unravel, flat, fn, support):
     """Pick two support points and decide numerically whether log p(y | theta) is affine in y.
 
     ``log p(y | theta) = A(theta) y + B(theta) + C(y)`` holds exactly when, for every further
@@ -197,7 +250,7 @@ def _reference_points(model, obs_site, feature_shape, unravel, flat, fn):
         )
     (y0, k0), (y1, k1) = sorted((_SUPPORT_CANDIDATES[k], k) for k in valid[:2])
     if len(valid) == 2:
-        return (y0, y1), fn.support is constraints.boolean
+        return (y0, y1), support is constraints.boolean
     for k in valid[2:]:
         yk = _SUPPORT_CANDIDATES[k]
         residuals = log_p[:, k] - log_p[:, k0] - (yk - y0) * (log_p[:, k1] - log_p[:, k0]) / (y1 - y0)
@@ -211,4 +264,4 @@ def _probe(model: Model, obs_site: str, unravel: Callable[[Array], dict[str, Arr
     """Whether rewards ``y`` lie in the observed site's support, and their log-probability ``log p(y | x, theta)``."""
     fn = run_program(model, obs_site, unravel, theta, x)[1]["fn"]
     with numpyro.validation_enabled(False):
-        return jnp.all(jnp.asarray(fn.support.check(y))), fn.log_prob(y)
+        return jnp.all(jnp.asarray(fn.support.check(y))), log_prob(fn, y)

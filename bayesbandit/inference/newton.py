@@ -76,6 +76,8 @@ class _Carry(NamedTuple):
     decrement: Array
     done: Array  # converged: stop, theta is the MAP
     failed: Array  # non-finite derivatives or a vanishing step: stop
+    steps: Array  # derivative evaluations so far, over both starts
+    restarted: Array  # the solve went back to ``restart`` after reaching the cap
 
 
 def _line_search(
@@ -110,6 +112,7 @@ def newton_minimize(
     derivatives: Derivatives | None = None,
     positive_definite: bool = False,
     factor0: Array | None = None,
+    restart: Array | None = None,
 ) -> NewtonResult:
     """Minimise a twice-differentiable scalar function by damped Newton steps.
 
@@ -136,6 +139,12 @@ def newton_minimize(
         fit's): the first step is then a chord step, ``-factor0^{-T} factor0^{-1} g``, with the
         gradient alone and the same line search, before the Newton iterations. Not counted in
         ``info.num_steps`` (no Hessian is evaluated).
+    restart : array, shape (p,), optional
+        Where to start again, once, when ``max_steps`` iterations from ``theta0`` end with a
+        finite iterate that has not converged (a warm start stuck where earlier data left it):
+        up to ``max_steps`` more iterations from ``restart``, whose result is returned whether
+        or not they converge. ``info.num_steps`` counts both starts. In the same loop, so a
+        vmapped solve whose lanes all converge costs nothing more.
 
     Returns
     -------
@@ -167,12 +176,23 @@ def newton_minimize(
         if quadratic_stop:
             done = done | (moved & (scale == 1.0) & (lam < 0.25) & (predicted <= tol))
         failed = ~finite | (~moved & ~done)
-        return _Carry(c.i + 1, theta, value, chol, jnp.linalg.norm(grad), decrement, done, failed)
+        new = _Carry(
+            c.i + 1, theta, value, chol, jnp.linalg.norm(grad), decrement, done, failed, c.steps + 1, c.restarted
+        )
+        if restart is None or value_restart is None:
+            return new
+        capped = (new.i >= max_steps) & ~done & ~failed & jnp.all(jnp.isfinite(theta)) & ~c.restarted
+        again = _Carry(
+            jnp.zeros_like(c.i), restart, value_restart, jnp.zeros_like(chol), new.grad_norm, new.decrement,
+            jnp.asarray(False), jnp.asarray(False), new.steps, jnp.asarray(True),
+        )  # fmt: skip
+        return jax.tree.map(lambda a, b: jnp.where(capped, a, b), again, new)
 
     def cond(c: _Carry) -> Array:
         return (c.i < max_steps) & ~c.done & ~c.failed
 
     value0 = fn(theta0)
+    value_restart = None if restart is None else fn(jnp.asarray(restart, dtype))
     if factor0 is not None:  # a chord step: the given factor, the gradient alone (the Hessian is not used)
         grad0 = derivatives(theta0)[1]
         step0 = -cho_solve(factor0, grad0)
@@ -190,7 +210,9 @@ def newton_minimize(
         jnp.asarray(jnp.inf, dtype),
         jnp.asarray(False),
         jnp.asarray(False),
+        jnp.asarray(0, jnp.int32),
+        jnp.asarray(False),
     )
     c = jax.lax.while_loop(cond, body, init)
     converged = c.done & jnp.all(jnp.isfinite(c.theta))
-    return NewtonResult(c.theta, c.chol, NewtonInfo(c.i, c.grad_norm, c.decrement, converged))
+    return NewtonResult(c.theta, c.chol, NewtonInfo(c.steps, c.grad_norm, c.decrement, converged))

@@ -56,7 +56,7 @@ from bayesbandit.inference.linear_predictor import (
     fast_derivatives,
     generic_derivatives,
 )
-from bayesbandit.inference.program import ProgramRun, deterministic_value, log_prob, run_program
+from bayesbandit.inference.program import ProgramRun, deterministic_value, expected_reward, log_prob, run_program
 
 __all__ = ["BoundModel", "bind", "bound_for"]
 
@@ -285,7 +285,16 @@ class BoundModel:
         """Expected reward of each row of ``x`` under parameters ``theta``, shape ``(n,)``."""
         x = jnp.asarray(x)
         _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
-        return jnp.broadcast_to(obs["fn"].mean, x.shape[:1])
+        return jnp.broadcast_to(expected_reward(obs["fn"]), x.shape[:1])
+
+    def sample_rewards(self, theta: ArrayLike, x: ArrayLike, key: PRNGKey) -> Array:
+        """One reward for each row of ``x`` drawn from the observed site at parameters ``theta``, shape ``(n,)``.
+
+        The distribution's own values: integers for a discrete reward.
+        """
+        x = jnp.asarray(x)
+        _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
+        return jnp.broadcast_to(obs["fn"].sample(key), x.shape[:1])
 
     def natural_parameter(self, theta: ArrayLike, x: ArrayLike) -> Array:
         """Natural parameter ``A(eta_i) = d log p(y | x_i) / dy`` of each row, shape ``(n,)``.

@@ -3,7 +3,8 @@
 :func:`run_program` substitutes constrained latent values (and records the log-Jacobians of
 their transforms), runs the program once, and returns the log prior, the observed site's trace
 entry and the latent values. :func:`log_prob` evaluates the observed site's log-probability with
-derivatives that are right at every parameter value. :func:`trace_program` runs the program as
+derivatives that are right at every parameter value, and a discrete distribution's rewards as
+integers; :func:`expected_reward` its mean. :func:`trace_program` runs the program as
 its author wrote it, turning any exception into a :class:`~bayesbandit.errors.ModelSpecError`.
 """
 
@@ -22,10 +23,10 @@ from numpyro import handlers
 from numpyro.distributions import biject_to
 from numpyro.distributions.util import sum_rightmost
 
-from bayesbandit._typing import Array, Model
+from bayesbandit._typing import Array, ArrayLike, Model
 from bayesbandit.errors import ModelSpecError
 
-__all__ = ["ProgramRun", "log_prob", "run_program", "deterministic_value", "trace_program"]
+__all__ = ["ProgramRun", "expected_reward", "log_prob", "run_program", "deterministic_value", "trace_program"]
 
 
 class ProgramRun(NamedTuple):
@@ -52,7 +53,20 @@ def log_prob(fn: Any, value: Array) -> Array:
         n = fn.total_count
         log_binom = gammaln(n + 1) - gammaln(value + 1) - gammaln(n - value + 1)
         return log_binom + value * fn.logits - n * jax.nn.softplus(fn.logits)
+    if fn.support.is_discrete and jnp.issubdtype(jnp.result_type(value), jnp.floating):
+        # Rewards are stored as floats; a discrete distribution gets them as the integers they are
+        # (an ordinal or categorical reward indexes its probabilities).
+        value = jnp.round(value).astype(jnp.result_type(int))
     return fn.log_prob(value)
+
+
+def expected_reward(fn: Any) -> Array:
+    """The mean of the observed distribution ``fn``, per row: ``fn.mean``, and for a categorical or
+    ordinal reward (labels ``0 .. C - 1``, whose ``.mean`` NumPyro leaves undefined) ``sum_c c p_c``."""
+    if isinstance(fn, dist.CategoricalProbs | dist.CategoricalLogits):
+        probs = fn.probs
+        return probs @ jnp.arange(probs.shape[-1], dtype=probs.dtype)
+    return fn.mean
 
 
 def _trace_at(model: Model, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array) -> tuple[Any, Array]:
@@ -116,12 +130,12 @@ def deterministic_value(
     return tr[name]["value"]
 
 
-def trace_program(model: Model, x: np.ndarray, y: Any, seed: int) -> dict:
+def trace_program(model: Model, x: ArrayLike, y: Any, seed: int) -> dict:
     try:
         with numpyro.validation_enabled(False):
             return handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(x, y)
     except Exception as exc:  # the user's program failed: say so, keep the cause
         raise ModelSpecError(
-            f"the reward program failed when called as model(x, y) with x of shape {x.shape}: "
+            f"the reward program failed when called as model(x, y) with x of shape {np.shape(x)}: "
             f"{type(exc).__name__}: {exc}"
         ) from exc

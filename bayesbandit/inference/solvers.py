@@ -103,6 +103,18 @@ class DenseNewton:
         factor as the ``p``-dimensional Newton iteration, for two triangular solves and one
         Cholesky factorisation. ``False``: the Newton iteration (the reference it is tested
         against).
+    restart : bool
+        The safeguard for potentials that may not be convex (any program off the GLM fast path
+        with a Gaussian prior: heavy-tailed rewards, latent noise scales, hierarchies): a
+        warm-started solve stopped by ``max_steps`` (still finite, still descending) is solved
+        again from the prior median (``newton_minimize``'s ``restart``, in the same loop), and
+        that solve's result is kept. A warm start can sit
+        where early rounds left it, a noise scale run towards 0 while the rows could still be
+        fitted exactly, and no Newton step gets out of there. A solve that fails otherwise (a
+        non-finite value, a vanishing step: data with no mode, such as equal rewards under a
+        latent noise scale) is reported as it is. On the fast path with a Gaussian prior the
+        potential is convex, its MAP unique, and a restart could only repeat the solve: none is
+        made. The restart's steps count in ``info.num_steps`` (up to ``2 max_steps``).
     """
 
     max_steps: int = 50
@@ -111,6 +123,7 @@ class DenseNewton:
     derivatives: str = "auto"
     reuse_factor: bool = True
     rank_one: bool = True
+    restart: bool = True
 
     provides_curvature: ClassVar[bool] = True
 
@@ -137,10 +150,19 @@ class DenseNewton:
         if prior is not None and rows[0].shape[0] == 1 and self.rank_one and fast:
             result = rank_one_laplace(bound, rows, prior.theta, prior.chol, max_steps=self.max_steps, tol=self.tol)
             return NewtonFit(result.theta, result.chol), result.info
-        return self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior)
+        predictor = bound.linear_predictor if self.derivatives == "auto" else None
+        convex = predictor is not None and predictor.gaussian_prior  # the MAP is unique: no restart
+        restart = bound.init_theta(start.theta.dtype) if self.restart and prior is None and not convex else None
+        return self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior, restart)
 
     def _solve(
-        self, bound: BoundModel, rows: Rows, theta0: Array, factor0: Array | None, prior: NewtonFit | None
+        self,
+        bound: BoundModel,
+        rows: Rows,
+        theta0: Array,
+        factor0: Array | None,
+        prior: NewtonFit | None,
+        restart: Array | None = None,
     ) -> tuple[NewtonFit, NewtonInfo]:
         x, y, w = rows
         gaussian = None if prior is None else gaussian_derivatives(prior.theta, prior.chol)
@@ -162,6 +184,7 @@ class DenseNewton:
             derivatives=derivatives,
             positive_definite=positive_definite,
             factor0=factor0,
+            restart=restart,
         )
         return NewtonFit(result.theta, result.chol), result.info
 

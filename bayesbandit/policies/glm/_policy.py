@@ -9,6 +9,7 @@ once per round and returns the solver's info, so ``select`` only samples, pertur
 
 from __future__ import annotations
 
+import functools
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -209,6 +210,13 @@ class GLMPolicy(ProgramPolicy):
         """
         owner = type(self).__name__
         arms, d = init_arms(owner, arms, d)
+        if self.init_params == "prior_draw" and key is None:
+            raise InvalidInput(f"{owner}.init needs a key with init_params='prior_draw': init(..., key=key).")
+        self.bound(d)  # bound (and checked) outside the compiled program
+        return _initial_state(self, None if arms is None else jnp.asarray(arms), d, capacity, key)
+
+    def _init_state(self, arms: Array | None, d: int, capacity: int | None, key: PRNGKey | None) -> GLMState:
+        """The state :meth:`init` returns (traceable; ``d`` and ``capacity`` static)."""
         bound = self.bound(d)
         history: ArmHistory | RowHistory | OnlineHistory
         if self.history == "online":
@@ -217,9 +225,7 @@ class GLMPolicy(ProgramPolicy):
             history = ArmHistory.create(arms)
         else:
             history = RowHistory.create(capacity or DEFAULT_CAPACITY, d)
-        if self.init_params == "prior_draw":
-            if key is None:
-                raise InvalidInput(f"{owner}.init needs a key with init_params='prior_draw': init(..., key=key).")
+        if self.init_params == "prior_draw" and key is not None:  # init checked that the key is given
             theta0 = bound.sample_prior(key)
         else:
             theta0 = bound.init_theta()
@@ -300,3 +306,11 @@ class GLMPolicy(ProgramPolicy):
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, Any]:
         """Per-arm scores and the policy's Info (with ``exploring`` filled in by ``select``)."""
         raise NotImplementedError
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def _initial_state(
+    policy: GLMPolicy, arms: Array | None, d: int, capacity: int | None, key: PRNGKey | None
+) -> GLMState:
+    """``policy._init_state`` compiled: one program builds the state and solves for the prior's fit."""
+    return policy._init_state(arms, d, capacity, key)

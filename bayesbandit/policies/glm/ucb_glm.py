@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
+from bayesbandit.errors import ModelSpecError
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.policies.glm.glm_ucb import DesignWidths
@@ -59,6 +60,17 @@ class UCBGLM(DesignWidths, GLMPolicy):
     def __post_init__(self) -> None:
         self._check_common()
         check_scalar("UCBGLM", "alpha", self.alpha, low=0.0)
+
+    def check_program(self, d: int) -> None:
+        """Also refuse a likelihood not affine in the reward: it has no natural parameter to be optimistic in."""
+        super().check_program(d)
+        bound = self.bound(d)
+        if not bound.is_affine:
+            raise ModelSpecError(
+                f"UCBGLM is optimistic in the natural parameter of observed site '{bound.obs_site}' "
+                f"({bound.support_name}), and this likelihood has none: its log-probability is not affine in the "
+                "reward. Fix: use GLMUCB (optimism in the mean reward), GLMTSL or GLMFPL."
+            )
 
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, UCBGLMInfo]:
         theta = state.fit.theta
