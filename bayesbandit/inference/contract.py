@@ -24,7 +24,6 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from jax.flatten_util import ravel_pytree
-from numpyro import handlers
 from numpyro.distributions import biject_to, constraints
 
 from bayesbandit._typing import Array, Model
@@ -173,17 +172,9 @@ def _abstract_trace(model: Model, x: np.ndarray, y: Any) -> dict:
     box: dict[str, dict] = {}
 
     def run(y: Any) -> None:
-        with numpyro.validation_enabled(False):
-            box["trace"] = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(x, y)
+        box["trace"] = trace_program(model, x, y, 0)
 
-    try:
-        jax.make_jaxpr(run)(y)
-    except Exception as exc:  # the user's program failed, or cannot be traced: say so, keep the cause
-        raise ModelSpecError(
-            f"the reward program failed when called as model(x, y) with x of shape {x.shape}: "
-            f"{type(exc).__name__}: {exc}\nThe policies compile the program with jax.jit, so it must be traceable: "
-            "no Python branch or float() on a sampled value (use jnp.where)."
-        ) from exc
+    jax.make_jaxpr(run)(y)
     return box["trace"]
 
 

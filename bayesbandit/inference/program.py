@@ -131,11 +131,19 @@ def deterministic_value(
 
 
 def trace_program(model: Model, x: ArrayLike, y: Any, seed: int) -> dict:
+    """The program's trace on rows ``x`` and rewards ``y`` (None: sampled), seeded with ``seed``.
+
+    Raises
+    ------
+    ModelSpecError
+        The program failed, or cannot be traced (the policies compile it with ``jax.jit``).
+    """
     try:
         with numpyro.validation_enabled(False):
             return handlers.trace(handlers.seed(model, rng_seed=seed)).get_trace(x, y)
     except Exception as exc:  # the user's program failed: say so, keep the cause
         raise ModelSpecError(
             f"the reward program failed when called as model(x, y) with x of shape {np.shape(x)}: "
-            f"{type(exc).__name__}: {exc}"
+            f"{type(exc).__name__}: {exc}\nThe policies compile the program with jax.jit, so it must be traceable: "
+            "no Python branch or float() on a sampled value (use jnp.where)."
         ) from exc

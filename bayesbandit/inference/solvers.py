@@ -146,11 +146,10 @@ class DenseNewton:
         (prior.chol prior.chol^T)^{-1})``: the online Laplace update (``history="online"``), for
         one row of a program on the fast path solved in one dimension (``rank_one``).
         """
-        fast = self.derivatives == "auto" and bound.linear_predictor is not None
-        if prior is not None and rows[0].shape[0] == 1 and self.rank_one and fast:
+        predictor = bound.linear_predictor if self.derivatives == "auto" else None
+        if prior is not None and rows[0].shape[0] == 1 and self.rank_one and predictor is not None:
             result = rank_one_laplace(bound, rows, prior.theta, prior.chol, max_steps=self.max_steps, tol=self.tol)
             return NewtonFit(result.theta, result.chol), result.info
-        predictor = bound.linear_predictor if self.derivatives == "auto" else None
         convex = predictor is not None and predictor.gaussian_prior  # the MAP is unique: no restart
         restart = bound.init_theta(start.theta.dtype) if self.restart and prior is None and not convex else None
         return self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior, restart)
