@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from bayesbandit.models import likelihoods
 
 import bayesbandit as bb
 from bayesbandit import envs
@@ -13,6 +14,7 @@ FIXED = [
     envs.LogisticBandit(K=7, d=3),
     envs.LinearBandit(K=7, d=3, noise=0.5),
     envs.PoissonBandit(K=7, d=3),
+    envs.ProgramBandit(model=likelihoods.gamma, K=7, d=3),
 ]
 
 
