@@ -48,7 +48,7 @@ def main() -> None:
     args = parser.parse_args()
     bb.runtime.enable_x64()
     bb.runtime.enable_fast_rng()
-    names = QUICK if args.quick else tuple(name for name in likelihoods.LIKELIHOODS if name != "mixture")
+    names = QUICK if args.quick else tuple(likelihoods.LIKELIHOODS)
     zoo = simulate_compile_seconds(logistic())
     rows = []
     for name in names:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import matplotlib
 
 matplotlib.use("Agg")
@@ -126,10 +127,7 @@ FIRST_DECISION = textwrap.dedent(
         bb.runtime.enable_compilation_cache(sys.argv[3])
     imported = time.perf_counter()
     model = LIKELIHOODS[sys.argv[1]]
-    env = bb.envs.ProgramBandit(model=model, K=20, d=3)
-    instance = env.reset(jax.random.PRNGKey(0))
-    arms = np.asarray(instance.arms)
-    reward = float(env.pull(instance, 0, jax.random.PRNGKey(1))[0])
+    arms, reward = np.asarray(json.loads(sys.argv[4])), float(sys.argv[5])
     policy = {"GLM-TSL": bb.GLMTSL, "GLM-FPL": bb.GLMFPL}[sys.argv[2]](model)
     ready = time.perf_counter()
     listening = True
@@ -148,14 +146,19 @@ FIRST_DECISION = textwrap.dedent(
 def first_decision_seconds(name: str, policy_name: str = "GLM-TSL", cache_dir: str = "") -> dict[str, float]:
     """``Agent(...)`` + first ``select`` + ``update`` for program ``name`` in a fresh Python process.
 
-    ``cache_dir``: a persistent compilation cache to use (empty: none). The instance, its arms and
-    one reward are drawn before the clock starts. Returns the seconds of each step and their sum
+    ``cache_dir``: a persistent compilation cache to use (empty: none). The arms and one reward
+    are drawn from the program here and handed to the new process, which binds the program only
+    when the clock runs (as a user's first ``Agent`` does). Returns the seconds of each step and their sum
     (``first_decision_s``), the import time apart, and where the first decision's time went:
     tracing (``trace_s``), lowering to MLIR (``lower_s``) and XLA's compilation (``xla_s``, over
     ``compilations`` programs).
     """
+    env = bb.envs.ProgramBandit(model=LIKELIHOODS[name], K=20, d=3)
+    instance = env.reset(jax.random.PRNGKey(0))
+    reward = float(env.pull(instance, jnp.asarray(0), jax.random.PRNGKey(1))[0])
+    arms = json.dumps(np.asarray(instance.arms).tolist())
     out = subprocess.run(
-        [sys.executable, "-c", FIRST_DECISION, name, policy_name, cache_dir],
+        [sys.executable, "-c", FIRST_DECISION, name, policy_name, cache_dir, arms, repr(reward)],
         capture_output=True,
         text=True,
         timeout=600,

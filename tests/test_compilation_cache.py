@@ -32,3 +32,8 @@ def test_a_file_is_not_a_cache_folder(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidInput, match="cannot use"):
         bb.runtime.enable_compilation_cache(tmp_path / "file" / "cache")
+
+
+def test_an_empty_folder_name_is_refused_not_taken_as_the_current_directory():
+    with pytest.raises(InvalidInput, match="empty string.*Fix"):
+        bb.runtime.enable_compilation_cache("")

@@ -1,7 +1,8 @@
 """The reward-model contract, checked by tracing the program (what :func:`bayesbandit.bind` learns).
 
 A reward model is a NumPyro program ``model(x, y=None)`` with continuous latent sites (each
-with a prior) and exactly one observed site (default name ``"y"``) whose distribution has batch
+with a prior), optionally per-row discrete sites marked ``infer={"enumerate": "parallel"}``
+(summed out: :mod:`bayesbandit.inference.enumeration`), and exactly one observed site (default name ``"y"``) whose distribution has batch
 shape ``(n,)`` and whose ``.mean`` (for a categorical or ordinal reward, its expected label) is
 the expected reward of each row of ``x``. The program must be traceable by ``jax.jit``.
 :func:`inspect_program` traces it abstractly at two row counts, raises a
@@ -26,9 +27,11 @@ import numpyro.distributions as dist
 from jax.flatten_util import ravel_pytree
 from numpyro.distributions import biject_to, constraints
 
+from bayesbandit._compile import jit_once
 from bayesbandit._typing import Array, Model
 from bayesbandit.errors import ModelSpecError
-from bayesbandit.inference.program import log_prob, run_program, trace_program
+from bayesbandit.inference.enumeration import is_enumerated
+from bayesbandit.inference.program import log_prob, run_program, trace_at, trace_program
 
 __all__ = ["SiteInfo", "ProgramStructure", "inspect_program", "describe_support"]
 
@@ -75,7 +78,8 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
     ------
     ModelSpecError
         Naming the site: no observed site ``obs_site``, several observed sites, a discrete
-        latent, a latent whose shape changes with the number of rows, a reward site of the
+        latent not marked for enumeration, an enumerated one shared by rows or on which a site
+        other than the reward depends, a latent whose shape changes with the number of rows, a reward site of the
         wrong shape, no latent at all, or a program that fails when called.
     """
     if not callable(model):
@@ -117,22 +121,20 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
                 f"({xn.shape[0]},) and event shape (), got {tuple(fn.batch_shape)} and {tuple(fn.event_shape)}."
             )
 
-    latents = []
+    latents, enumerated = [], []
     for name, site in tr.items():
         if site["type"] != "sample" or site["is_observed"]:
             continue
-        if site["fn"].support.is_discrete and (site.get("infer") or {}).get("enumerate"):
-            raise ModelSpecError(
-                f"latent site '{name}' is discrete and marked for enumeration "
-                f"(infer={{'enumerate': {site['infer']['enumerate']!r}}}); the MAP-based policies do not sum "
-                "discrete sites out. Fix: write the marginal likelihood in the program, for a mixture "
-                "dist.MixtureSameFamily(dist.Categorical(weights), components) or dist.MixtureGeneral, so that no "
-                "discrete latent site remains."
-            )
+        if is_enumerated(site):
+            _check_enumerated(name, [t[name] for _, t in traces], [xn.shape[0] for xn, _ in traces])
+            enumerated.append(name)
+            continue
         if site["fn"].support.is_discrete:
             raise ModelSpecError(
-                f"latent site '{name}' is discrete ({type(site['fn']).__name__}); only continuous latent "
-                "sites are supported: marginalise it out or make it observed."
+                f"latent site '{name}' is discrete ({type(site['fn']).__name__}) and not marked for enumeration. "
+                f"Fix: for a per-row discrete site, mark it numpyro.sample('{name}', ..., "
+                "infer={'enumerate': 'parallel'}) so that it is summed out; otherwise marginalise it out in the "
+                "program or make it observed."
             )
         shapes = {tuple(np.shape(t[name]["value"])) if name in t else None for _, t in traces}
         if len(shapes) != 1:
@@ -151,6 +153,8 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
     if not jax.tree.leaves(obs["fn"].support):  # a support without parameters: the constraint object itself
         support = obs["fn"].support
     flat, unravel = ravel_pytree({k: jnp.asarray(v) for k, v in init_values.items()})
+    if enumerated:
+        _check_only_reward_depends_on(enumerated, model, obs_site, unravel, flat, x, tr)
     fn = obs["fn"]
     y_ref, is_affine = _reference_points(model, obs_site, feature_shape, unravel, flat, fn, support)
     return ProgramStructure(
@@ -178,6 +182,47 @@ def _abstract_trace(model: Model, x: np.ndarray, y: Any) -> dict:
     return box["trace"]
 
 
+def _check_enumerated(name: str, sites: list[dict], rows: list[int]) -> None:
+    """Refuse an enumerated site that is not one discrete value per row with a finite support."""
+    fn = sites[0]["fn"]
+    if not fn.has_enumerate_support:
+        raise ModelSpecError(
+            f"latent site '{name}' is marked for enumeration but its distribution ({type(fn).__name__}) has no "
+            "finite support to sum over. Fix: use a distribution with a finite support (Bernoulli, Categorical, "
+            "DiscreteUniform) or marginalise the site out in the program."
+        )
+    shapes = [tuple(site["fn"].batch_shape) + tuple(site["fn"].event_shape) for site in sites]
+    if any(shape != (n,) for shape, n in zip(shapes, rows, strict=True)):
+        raise ModelSpecError(
+            f"latent site '{name}' is marked for enumeration but is not one value per row (shapes {shapes} for "
+            f"{rows} rows): only per-row discrete sites are summed out, since a discrete value shared by all rows "
+            "couples them and the policies' likelihood is a sum over rows. Fix: draw it inside the rows' plate "
+            "(numpyro.plate('rows', x.shape[0])), or write the marginal likelihood in the program, for a mixture "
+            "dist.MixtureSameFamily(dist.Categorical(weights), components)."
+        )
+
+
+def _check_only_reward_depends_on(
+    enumerated: list[str], model: Model, obs_site: str, unravel: Callable, flat: Array, x: np.ndarray, tr: dict
+) -> None:
+    """Refuse a site other than the reward whose distribution changes when the enumerated sites take every value."""
+    box: dict[str, dict] = {}
+
+    def run(theta: Array) -> None:
+        box["trace"] = trace_at(model, unravel, theta, jnp.asarray(x))[0]
+
+    jax.make_jaxpr(run)(flat)
+    for name, site in box["trace"].items():
+        if site["type"] != "sample" or name == obs_site or name in enumerated:
+            continue
+        if tuple(site["fn"].batch_shape) != tuple(tr[name]["fn"].batch_shape):
+            raise ModelSpecError(
+                f"site '{name}' depends on the enumerated site(s) {enumerated}: only the reward site "
+                f"'{obs_site}' may depend on them (each then has one value per combination, not one value). "
+                f"Fix: make '{name}' independent of {enumerated}, or write its marginal in the program."
+            )
+
+
 def _numbers(model: Model, x: np.ndarray, obs_site: str, names: tuple[str, ...]) -> tuple[dict[str, np.ndarray], Any]:
     """Each latent site's prior median (unconstrained, float64) and the reward's support, from one compiled run.
 
@@ -185,7 +230,7 @@ def _numbers(model: Model, x: np.ndarray, obs_site: str, names: tuple[str, ...])
     one seeded run of the program.
     """
 
-    @jax.jit
+    @jit_once
     def numbers(x: Array) -> tuple[dict[str, Array], Any]:
         tr = trace_program(model, x, None, 0)
         medians = {}
@@ -229,7 +274,7 @@ def _reference_points(model, obs_site, feature_shape, unravel, flat, fn, support
     rng = np.random.default_rng(1)
     x = jnp.asarray(rng.uniform(-1.0, 1.0, size=(4, *feature_shape)))
     thetas = [jnp.asarray(np.asarray(flat) + rng.normal(0, 0.7, size=flat.shape)) for _ in range(_AFFINE_PROBES)]
-    probe = jax.jit(functools.partial(_probe, model, obs_site, unravel))  # one program for every theta and reward
+    probe = jit_once(functools.partial(_probe, model, obs_site, unravel))  # one program for every theta and reward
     probes = [[probe(t, x, np.full(x.shape[:1], c)) for c in _SUPPORT_CANDIDATES] for t in thetas]
     inside = np.asarray([[p[0] for p in row] for row in probes])  # (theta, candidate): the reward is in the support
     log_p = np.asarray([[p[1] for p in row] for row in probes])  # (theta, candidate, row)

@@ -51,6 +51,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._compile import jit_once
 from bayesbandit._typing import Array, ArrayLike
 from bayesbandit.inference.program import ProgramRun
 
@@ -208,7 +209,7 @@ def detect_linear_predictor(bound: BoundProgram) -> LinearPredictor | None:
     try:
         # Lowered and compiled explicitly: the call runs now with concrete values, even while an
         # enclosing function is being traced (where a bound program is first used).
-        compiled = jax.jit(jax.vmap(probe)).lower(thetas).compile()
+        compiled = jit_once(jax.vmap(probe)).lower(thetas).compile()
         got = jax.tree.map(np.asarray, compiled(thetas))
     except (NotImplementedError, AttributeError, TypeError):  # no .mean or .variance: the generic path
         return None

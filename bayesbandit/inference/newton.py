@@ -97,7 +97,9 @@ def _line_search(
         scale = 0.25 * carry[0]
         return scale, fn(theta + scale * step)
 
-    scale, trial = jax.lax.while_loop(rejected, backtrack, (jnp.asarray(1.0, value.dtype), fn(theta + step)))
+    # The first trial (s = 1) is the loop's first iteration: one copy of ``fn`` in the program, not two.
+    start = (jnp.asarray(4.0, value.dtype), jnp.asarray(jnp.inf, value.dtype))
+    scale, trial = jax.lax.while_loop(rejected, backtrack, start)
     moved = active & (trial <= value + _ARMIJO * scale * slope)
     return moved, jnp.where(moved, theta + scale * step, theta), jnp.where(moved, trial, value), scale
 

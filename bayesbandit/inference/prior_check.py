@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import functools
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._compile import jit_once
 from bayesbandit.errors import ModelSpecError
 from bayesbandit.inference.newton import NewtonResult, newton_minimize
 from bayesbandit.inference.potential import BoundModel
@@ -31,10 +30,8 @@ _DRIFT = 3.0  # unconstrained units a site must have moved for a failed solve to
 
 @functools.lru_cache(maxsize=128)
 def _prior_fit(bound: BoundModel) -> NewtonResult:
-    x = jnp.zeros((1, *bound.feature_shape))
-    y = jnp.full((1,), bound.reference_rewards[0])
-    w = jnp.zeros((1,))  # the data are masked out: the prior (with its Jacobians) alone
-    fit = jax.jit(lambda t: newton_minimize(lambda u: bound.potential(u, x, y, w), t, max_steps=_MAX_STEPS, tol=1e-10))
+    # The prior (with its Jacobians and factors) alone: the reward's likelihood is not in the program.
+    fit = jit_once(lambda t: newton_minimize(bound.prior_potential, t, max_steps=_MAX_STEPS, tol=1e-10))
     return fit(bound.init_theta())
 
 

@@ -1,8 +1,9 @@
 """Running a NumPyro reward program at a flat unconstrained parameter vector.
 
 :func:`run_program` substitutes constrained latent values (and records the log-Jacobians of
-their transforms), runs the program once, and returns the log prior, the observed site's trace
-entry and the latent values. :func:`log_prob` evaluates the observed site's log-probability with
+their transforms) and the whole support of each per-row site marked for enumeration, runs the
+program once, and returns the log prior, the observed site's trace entry (with the enumerated
+sites summed out: :mod:`bayesbandit.inference.enumeration`) and the latent values. :func:`log_prob` evaluates the observed site's log-probability with
 derivatives that are right at every parameter value, and a discrete distribution's rewards as
 integers; :func:`expected_reward` its mean. :func:`trace_program` runs the program as
 its author wrote it, turning any exception into a :class:`~bayesbandit.errors.ModelSpecError`.
@@ -25,8 +26,17 @@ from numpyro.distributions.util import sum_rightmost
 
 from bayesbandit._typing import Array, ArrayLike, Model
 from bayesbandit.errors import ModelSpecError
+from bayesbandit.inference.enumeration import EnumeratedMarginal, enumerated_value, is_enumerated
 
-__all__ = ["ProgramRun", "expected_reward", "log_prob", "run_program", "deterministic_value", "trace_program"]
+__all__ = [
+    "ProgramRun",
+    "expected_reward",
+    "log_prob",
+    "run_program",
+    "deterministic_value",
+    "trace_at",
+    "trace_program",
+]
 
 
 class ProgramRun(NamedTuple):
@@ -62,20 +72,30 @@ def log_prob(fn: Any, value: Array) -> Array:
 
 def expected_reward(fn: Any) -> Array:
     """The mean of the observed distribution ``fn``, per row: ``fn.mean``, and for a categorical or
-    ordinal reward (labels ``0 .. C - 1``, whose ``.mean`` NumPyro leaves undefined) ``sum_c c p_c``."""
+    ordinal reward (labels ``0 .. C - 1``, whose ``.mean`` NumPyro leaves undefined) ``sum_c c p_c``;
+    with enumerated sites summed out, the mixture of its components' expected rewards."""
+    if isinstance(fn, EnumeratedMarginal):
+        return fn.mix_mean(expected_reward(fn.component))
     if isinstance(fn, dist.CategoricalProbs | dist.CategoricalLogits):
         probs = fn.probs
         return probs @ jnp.arange(probs.shape[-1], dtype=probs.dtype)
     return fn.mean
 
 
-def _trace_at(model: Model, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array) -> tuple[Any, Array]:
-    """The program's trace at unconstrained ``theta``, and the sum of the log-Jacobians of its transforms."""
+def trace_at(model: Model, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array) -> tuple[Any, Array]:
+    """The program's trace at unconstrained ``theta``, and the sum of the log-Jacobians of its transforms.
+
+    Each site marked for enumeration takes its whole support, on its own dimension left of the rows'.
+    """
     unconstrained = unravel(theta)
     log_dets: list[Array] = []
+    enumerated: list[str] = []
 
     def constrain(site):
         name = site["name"]
+        if is_enumerated(site):
+            enumerated.append(name)
+            return enumerated_value(site["fn"], len(enumerated) - 1)
         if site["type"] != "sample" or site["is_observed"] or name not in unconstrained:
             return None
         u = unconstrained[name]
@@ -100,12 +120,20 @@ def run_program(
     """Trace the program at unconstrained ``theta``.
 
     Returns the log prior plus Jacobian and factor terms (every sample site except the observed
-    one), the observed site's trace entry, and the constrained latent values.
+    one and the enumerated ones), the observed site's trace entry, and the constrained latent
+    values. With enumerated sites, the entry's distribution is an :class:`EnumeratedMarginal`:
+    the reward's distribution with them summed out.
     """
-    tr, log_prior = _trace_at(model, unravel, theta, x)
+    tr, log_prior = trace_at(model, unravel, theta, x)
     values = {}
+    log_weights, enum_ndim = None, 0
     for name, site in tr.items():
         if site["type"] != "sample" or name == obs_site:
+            continue
+        if is_enumerated(site):
+            lp = site["fn"].log_prob(site["value"])
+            log_weights = lp if log_weights is None else log_weights + lp
+            enum_ndim += 1
             continue
         lp = jnp.sum(site["fn"].log_prob(site["value"]))
         if site["scale"] is not None:
@@ -113,14 +141,17 @@ def run_program(
         log_prior = log_prior + lp
         if not site["is_observed"]:
             values[name] = site["value"]
-    return ProgramRun(log_prior, tr[obs_site], values)
+    obs = tr[obs_site]
+    if log_weights is not None:
+        obs = {**obs, "fn": EnumeratedMarginal(log_weights, obs["fn"], enum_ndim)}
+    return ProgramRun(log_prior, obs, values)
 
 
 def deterministic_value(
     model: Model, unravel: Callable[[Array], dict[str, Array]], theta: Array, x: Array, name: str
 ) -> Array:
     """The value of the program's deterministic site ``name`` for rows ``x`` at unconstrained ``theta``."""
-    tr, _ = _trace_at(model, unravel, theta, x)
+    tr, _ = trace_at(model, unravel, theta, x)
     if name not in tr or tr[name]["type"] != "deterministic":
         found = [k for k, site in tr.items() if site["type"] == "deterministic"]
         raise ModelSpecError(

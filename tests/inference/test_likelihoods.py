@@ -69,11 +69,6 @@ def test_ucb_glm_refuses_a_likelihood_without_a_natural_parameter_and_names_the_
         bb.Agent(bb.UCBGLM(likelihoods.gamma), arms=ARMS)
 
 
-def test_an_enumerated_site_is_refused_with_the_marginal_to_write_instead():
-    with pytest.raises(ModelSpecError, match="'component'.*enumerat.*MixtureSameFamily"):
-        bb.Agent(bb.GLMTSL(likelihoods.mixture), arms=ARMS)
-
-
 def test_a_program_that_cannot_be_traced_is_refused_at_binding():
     def branching(x, y=None):
         theta = numpyro.sample("theta", dist.Normal(jnp.zeros(x.shape[-1]), 1.0).to_event(1))
@@ -112,7 +107,7 @@ CELLS = [
     ("gamma", "GLM-FPL"),  # weight perturbation (reward perturbation left the support)
     ("student_t", "GLM-TSL"),  # the restart of capped warm starts
     ("zero_inflated", "GLM-FPL"),
-    ("mixture_marginal", "GLM-TSL"),
+    ("mixture", "GLM-TSL"),  # a per-row indicator summed out
 ]
 
 

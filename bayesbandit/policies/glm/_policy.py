@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._compile import jit_once
 from bayesbandit._gaussian_linear import DesignInverse
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
@@ -308,7 +309,7 @@ class GLMPolicy(ProgramPolicy):
         raise NotImplementedError
 
 
-@functools.partial(jax.jit, static_argnums=(2, 3))
+@functools.partial(jit_once, static_argnums=(2, 3))
 def _initial_state(
     policy: GLMPolicy, arms: Array | None, d: int, capacity: int | None, key: PRNGKey | None
 ) -> GLMState:

@@ -1,0 +1,73 @@
+"""Programs compiled to run once: XLA's quick compilation instead of its optimised one.
+
+Binding a reward program and building a policy's first state run a handful of programs once
+each: the program's inspection (its prior medians, support points and affinity check), the
+GLM fast path's detection, the prior-mode check and the initial fit. Their run time is
+microseconds; their compile time, with XLA:CPU's defaults, is most of a new user's wait for the
+first decision. :func:`jit_once` compiles them with LLVM's optimisation off
+(``xla_backend_optimization_level = 0``) and XLA:CPU's loop emitter instead of its fusion
+emitters (``xla_cpu_use_fusion_emitters = False``): the same operations, compiled two to three
+times sooner and run slower, which a program run once does not notice
+(``benchmarks/bench_first_decision.py`` measures both). Programs run again and again (an
+Agent's ``select`` and ``update``, :func:`bayesbandit.simulate`'s rounds) keep XLA's defaults.
+
+The options are given per compilation (``jax.jit(..., compiler_options=...)``), so nothing
+process-wide changes; a jaxlib whose XLA does not know one of them gets the defaults (checked
+once, by compiling a one-line program, at the first call).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+from jax._src.core import trace_state_clean
+
+__all__ = ["jit_once", "one_shot_options"]
+
+_ONE_SHOT = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+
+
+@functools.cache
+def one_shot_options() -> dict[str, Any]:
+    """The compiler options of :func:`jit_once`: XLA's quick compilation where this jaxlib has it, else none."""
+    try:
+        jax.jit(lambda x: x + 1, compiler_options=_ONE_SHOT).lower(0.0).compile()
+    except Exception:  # an XLA without these options: INVALID_ARGUMENT "No such compile option"
+        return {}
+    return dict(_ONE_SHOT)
+
+
+class jit_once:  # noqa: N801 (used as a decorator, like jax.jit)
+    """``jax.jit(fun, **kwargs)`` compiled with :func:`one_shot_options`, decided at the first call.
+
+    Deciding at the first call, not when the function is defined, keeps importing bayesbandit
+    free of computation (:mod:`bayesbandit.runtime` settings must come before the first one).
+
+    Called while another function is being traced (``init`` inside :func:`bayesbandit.simulate`'s
+    program), it is a plain ``jax.jit`` and becomes part of that program, compiled as it is.
+    """
+
+    def __init__(self, fun: Callable[..., Any], **jit_kwargs: Any) -> None:
+        self._fun = fun
+        self._jit_kwargs = jit_kwargs
+        self._jitted: Any = None
+        self._nested = jax.jit(fun, **jit_kwargs)
+        functools.update_wrapper(self, fun)
+
+    @property
+    def jitted(self) -> Any:
+        """The jitted function with the quick options (made at first use)."""
+        if self._jitted is None:
+            self._jitted = jax.jit(self._fun, compiler_options=one_shot_options(), **self._jit_kwargs)
+        return self._jitted
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not trace_state_clean():  # inside another trace: options belong to the top-level program only
+            return self._nested(*args, **kwargs)
+        return self.jitted(*args, **kwargs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return self.jitted.lower(*args, **kwargs)
