@@ -1,13 +1,17 @@
 """Takemura and Ito, Fig. 2: cumulative reward on the clustered data, every angle, both tie rules.
 
 ``d = 11`` (10 clusters of 200 identical arms, contiguous), ``N = 2000``, ``k = 100``, ``T = 10``,
-``+-1`` rewards, one ``theta*`` (seed 0) for every trial (:class:`bayesbandit.envs.ClusteredSemiBandit`).
-The angle ``phi`` sets how similar clusters are (inner product ``cos^2 phi``); the paper plots
-several angles without listing them: here ``pi/16, pi/8, pi/4, 3pi/8, 7pi/16, pi/2``. Each
-algorithm is tuned over the grid on 20 trials and reported on 40 fresh ones
-(:mod:`bayesbandit.experiments.comb_tuning`); the oracle breaks ties by the lowest index (the
-paper's implied rule) or at random, and both are reported (spec sec. 6.1: random ties are
-themselves an arm-wise randomisation).
+``+-1`` rewards (:class:`bayesbandit.envs.ClusteredSemiBandit`). The angle ``phi`` sets how
+similar clusters are (inner product ``cos^2 phi``); the paper plots several angles without listing
+them: here ``pi/16, pi/8, pi/4, 3pi/8, 7pi/16, pi/2``. Each algorithm is tuned over the grid on 20
+trials and reported on 40 fresh ones (:mod:`bayesbandit.experiments.comb_tuning`). Three protocols:
+
+* the paper's: one ``theta*`` for every trial, ties broken by the lowest index, repeated for
+  ``THETA_DRAWS`` draws of ``theta*`` (seeds ``0 .. 9``, each tuned on its own), since which
+  ``theta*`` is drawn decides the sign of some differences;
+* the same for ``theta*`` of seed 0 with ties broken at random (spec sec. 6.1: random ties are
+  themselves an arm-wise randomisation);
+* index ties with ``theta*`` redrawn per trial.
 """
 
 from __future__ import annotations
@@ -30,15 +34,20 @@ ANGLES = (math.pi / 16, math.pi / 8, math.pi / 4, 3 * math.pi / 8, 7 * math.pi /
 TIE_RULES = ("index", "random")
 REDRAWN = "index, theta* per trial"
 SECTIONS = (*TIE_RULES, REDRAWN)
+THETA_DRAWS = 10  # the paper's protocol (one theta*, index ties) for theta* of seeds 0 .. 9
+DRAWN = "index, theta* of seed"  # the section of seeds 1 .. THETA_DRAWS - 1 (seed 0 is "index")
 
 
-def cells_plan(angles: tuple[float, ...], num_arms: int, k: int, horizon: int, seed: int) -> list[Cell]:
-    """Every angle with both tie rules and the one ``theta*`` (the spec's default), then every angle
-    with index ties and ``theta*`` redrawn per trial (``"index, theta* per trial"``).
+def cells_plan(
+    angles: tuple[float, ...], num_arms: int, k: int, horizon: int, seed: int, draws: int = THETA_DRAWS
+) -> list[Cell]:
+    """Every angle with both tie rules and ``theta*`` of seed 0 (the spec's default), every angle
+    with index ties and ``theta*`` redrawn per trial (``"index, theta* per trial"``), then every
+    angle with index ties and ``theta*`` of seed 1 .. ``draws - 1`` (keys ``(phi, DRAWN, seed)``).
 
     With one ``theta*`` for all trials and index ties, C2UCB's first super arm (all widths equal:
-    the lowest indices, cluster 0) is the same in every trial, so tuning can reward a lucky
-    cluster 0; redrawing ``theta*`` per trial removes that.
+    the lowest indices, cluster 0) is the same in every trial, so how good cluster 0 is under the
+    one ``theta*`` drawn weighs on C2UCB's result; the draws show how much.
     """
 
     def make(phi: float, rule: str, theta_seed: int | None) -> tuple[Any, Any, int]:
@@ -55,13 +64,23 @@ def cells_plan(angles: tuple[float, ...], num_arms: int, k: int, horizon: int, s
         for phi in angles
         for rule in TIE_RULES
     ]
-    return plan + [
+    plan += [
         Cell(
             (phi, REDRAWN),
             f"phi{phi:.4f}_index_redrawn.nc",
             lambda p=phi: make(p, "index", None),
             {"optimum": optimum(phi, None)},
         )
+        for phi in angles
+    ]
+    return plan + [
+        Cell(
+            (phi, DRAWN, s),
+            f"phi{phi:.4f}_index_theta{s}.nc",
+            lambda p=phi, t=s: make(p, "index", t),
+            {"optimum": optimum(phi, s), "theta_seed": s},
+        )
+        for s in range(1, draws)
         for phi in angles
     ]
 
@@ -87,7 +106,7 @@ def run(
     num_arms, k = (200, 10) if quick else (2000, 100)
     angles = ANGLES[::2] if quick else ANGLES
 
-    plan = cells_plan(angles, num_arms, k, horizon, seed)
+    plan = cells_plan(angles, num_arms, k, horizon, seed, 2 if quick else THETA_DRAWS)
     cells = run_cells(out / "cells", plan, horizon, tuning_runs, report_runs, seed, progress, "comb-clustered")
     summary = out / "summary.md"
     summary.write_text(_markdown(cells, num_arms, k, horizon))
@@ -105,14 +124,16 @@ def _markdown(cells: dict[tuple[float, str], xr.Dataset], num_arms: int, k: int,
         "reported trials.",
         "",
     ]
+    lines += _draws_markdown(cells)
+    single = {key: ds for key, ds in cells.items() if len(key) == 2}
     for rule in SECTIONS:
-        if not any(r == rule for _, r in cells):
+        if not any(r == rule for _, r in single):
             continue
         title = "Ties broken by index, theta* redrawn per trial" if rule == REDRAWN else f"Ties broken by {rule}"
         lines += [f"## {title}", ""]
         names = [str(a) for a in any_ds.algorithm.values]
         lines += ["| φ | optimum | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
-        for (phi, r), ds in cells.items():
+        for (phi, r), ds in single.items():
             if r != rule:
                 continue
             totals = ds.reward.sum("round")
@@ -124,7 +145,7 @@ def _markdown(cells: dict[tuple[float, str], xr.Dataset], num_arms: int, k: int,
             "| φ | PC2UCB − C2UCB | Arm-wise TS − Round-wise TS | best proposed − best baseline |",
             "|---|---|---|---|",
         ]
-        for (phi, r), ds in cells.items():
+        for (phi, r), ds in single.items():
             if r != rule:
                 continue
             totals = ds.reward.sum("round").mean("run")
@@ -139,12 +160,72 @@ def _markdown(cells: dict[tuple[float, str], xr.Dataset], num_arms: int, k: int,
             text[2] += f" ({proposed} − {baseline})"
             lines.append(f"| {_angle_name(phi)} | " + " | ".join(text) + " |")
         lines += ["", "Chosen configurations:", ""]
-        for (phi, r), ds in cells.items():
+        for (phi, r), ds in single.items():
             if r == rule:
                 chosen = "; ".join(f"{a}: {c}" for a, c in zip(ds.algorithm.values, ds.chosen.values, strict=True))
                 lines.append(f"- {_angle_name(phi)}: {chosen}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _theta_draws(cells: dict, phi: float) -> list[xr.Dataset]:
+    """The paper's protocol at ``phi``: index ties, one ``theta*`` per cell, seeds 0, 1, ..."""
+    seeds = sorted(key[2] for key in cells if len(key) == 3 and key[0] == phi)
+    return [cells[(phi, "index")], *(cells[(phi, DRAWN, s)] for s in seeds)] if (phi, "index") in cells else []
+
+
+def cluster_zero_rank(phi: float, seed: int, d: int = 11) -> int:
+    """Where cluster 0 (C2UCB's first super arm under index ties) ranks among the clusters under
+    ``theta*`` of ``seed``: 1 is the best cluster."""
+    env = ClusteredSemiBandit(phi=phi, oracle=TopK(k=1), d=d, num_arms=d - 1, theta_seed=seed)
+    means = env.cluster_means(env.reset(jax.random.PRNGKey(0)))
+    return int(np.sum(means > means[0])) + 1
+
+
+def _draws_markdown(cells: dict) -> list[str]:
+    """Per angle, the paired differences over the draws of ``theta*`` beside the redrawn-per-trial protocol."""
+    angles = sorted({key[0] for key in cells if _theta_draws(cells, key[0])[1:]})
+    if not angles:
+        return []
+    pairs = (("PC2UCB", "C2UCB"), ("Arm-wise TS", "Round-wise TS"))
+    draws = len(_theta_draws(cells, angles[0]))
+    lines = [
+        f"## The paper's protocol over {draws} draws of theta* (index ties), and theta* redrawn per trial",
+        "",
+        "Each draw of theta* is tuned and reported on its own (one theta* for all its trials, as in the "
+        "paper); per draw, the paired difference is the mean over its fresh trials. Columns: the mean over "
+        "draws ± its standard error (draw to draw), the range over draws, the draws where it is positive; "
+        "then the same difference with theta* redrawn per trial (mean ± se over trials).",
+        "",
+        "| φ | difference | over draws of theta* | range | positive | theta* redrawn per trial |",
+        "|---|---|---|---|---|---|",
+    ]
+    for phi in angles:
+        group = _theta_draws(cells, phi)
+        for first, second in pairs:
+            per_draw = np.array([paired(ds, first, second)[0] for ds in group])
+            se = per_draw.std(ddof=1) / np.sqrt(per_draw.size)
+            redrawn = paired(cells[(phi, REDRAWN)], first, second) if (phi, REDRAWN) in cells else None
+            lines.append(
+                f"| {_angle_name(phi)} | {first} − {second} | {per_draw.mean():+.1f} ± {se:.1f} | "
+                f"{per_draw.min():+.0f} to {per_draw.max():+.0f} | {int(np.sum(per_draw > 0))} of {per_draw.size} | "
+                + (f"{redrawn[0]:+.1f} ± {redrawn[1]:.1f} |" if redrawn else "— |")
+            )
+    phi = min(angles, key=lambda a: abs(a - math.pi / 4))
+    lines += [
+        "",
+        f"Per draw at φ = {_angle_name(phi)}: where cluster 0 (C2UCB's first super arm under index ties) "
+        "ranks among the 10 clusters, and the paired differences.",
+        "",
+        "| theta* seed | cluster 0's rank | PC2UCB − C2UCB | Arm-wise TS − Round-wise TS |",
+        "|---|---|---|---|",
+    ]
+    for seed, ds in enumerate(_theta_draws(cells, phi)):
+        a, b = (paired(ds, first, second) for first, second in pairs)
+        lines.append(
+            f"| {seed} | {cluster_zero_rank(phi, seed)} | {a[0]:+.1f} ± {a[1]:.1f} | {b[0]:+.1f} ± {b[1]:.1f} |"
+        )
+    return [*lines, ""]
 
 
 def _plot(cells: dict[tuple[float, str], xr.Dataset], path: pathlib.Path) -> pathlib.Path:
@@ -153,6 +234,7 @@ def _plot(cells: dict[tuple[float, str], xr.Dataset], path: pathlib.Path) -> pat
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    cells = {key: ds for key, ds in cells.items() if len(key) == 2}
     sections = [rule for rule in SECTIONS if any(r == rule for _, r in cells)]
     fig, axes = plt.subplots(1, len(sections), figsize=(6 * len(sections), 4.5), sharey=True)
     for ax, rule in zip(np.atleast_1d(axes), sections, strict=True):

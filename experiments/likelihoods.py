@@ -50,7 +50,7 @@ from bayesbandit.sim import key_streams  # noqa: E402
 DESCRIPTION = "Every likelihood a practitioner writes through GLM-TSL, GLM-FPL, GLM-UCB and UCB-GLM: learns or refused."
 
 # The quick run: a program of each kind the matrix tells apart (affine, reward off the real line,
-# heavy tails, ordinal, zero-inflated, refused), and the programs GLM-FPL perturbs by weights for NUTS.
+# heavy tails, ordinal, zero-inflated, an indicator summed out), and programs GLM-FPL perturbs by weights for NUTS.
 QUICK = ("bernoulli_logit", "gamma", "student_t", "ordered_logistic", "zero_inflated", "mixture")
 QUICK_NUTS = ("gamma", "student_t", "ordered_logistic")
 

@@ -15,6 +15,7 @@ import pathlib
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import xarray as xr
 
 __all__ = ["table_rows", "markdown_table", "plot_regret_and_time"]
@@ -47,6 +48,9 @@ def table_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
             "rebuild": float(ds.rebuild_seconds.sel(policy=name).mean()),
             "per_step_us": 1e6 * float(steps.sel(policy=name)) / ds.sizes["round"],
         }
+        if "kept_arms" in ds:  # what elimination left at the horizon, and how far its best is from the best
+            row["kept_arms"] = ds.kept_arms.sel(policy=name).values
+            row["kept_gap"] = ds.kept_gap.sel(policy=name).values
         if twin is not None:
             base = float(total.sel(policy=twin))
             row["speedup_paper"] = base / row["steps"]
@@ -59,14 +63,18 @@ def markdown_table(rows: list[Mapping[str, Any]]) -> str:
     """The rows as a markdown table."""
     lines = [
         "| policy | regret (mean ± sd) | total s | excl. preprocessing s | build s | rebuild s | per step | "
-        "speed-up, paper's (fair) |",
-        "|---|---|---|---|---|---|---|---|",
+        "speed-up, paper's (fair) | arms kept at the end (median, range) | kept best's gap (range) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         speed = f"×{r['speedup_paper']:.2f} (×{r['speedup_fair']:.2f})" if "speedup_paper" in r else "×1"
+        kept, gap = "—", "—"
+        if "kept_arms" in r:
+            kept = f"{np.median(r['kept_arms']):.0f} ({np.min(r['kept_arms'])}-{np.max(r['kept_arms'])})"
+            gap = f"{np.min(r['kept_gap']):.2f}-{np.max(r['kept_gap']):.2f}"
         lines.append(
             f"| {r['policy']} | {r['regret']:.0f} ± {r['regret_sd']:.0f} | {r['total']:.2f} | {r['steps']:.2f} | "
-            f"{r['init']:.2f} | {r['rebuild']:.2f} | {r['per_step_us']:.0f} µs | {speed} |"
+            f"{r['init']:.2f} | {r['rebuild']:.2f} | {r['per_step_us']:.0f} µs | {speed} | {kept} | {gap} |"
         )
     return "\n".join(lines)
 

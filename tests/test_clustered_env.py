@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -53,6 +57,34 @@ def test_theta_is_shared_across_runs_unless_asked_otherwise():
     np.testing.assert_array_equal(a, b)
     c, d = (own.reset(jax.random.PRNGKey(s)).theta for s in (1, 2))
     assert not np.allclose(c, d)
+
+
+_THETA_CHILD = """
+import json, math, jax
+from bayesbandit.envs.clustered import ClusteredSemiBandit
+from bayesbandit.oracles import TopK
+env = ClusteredSemiBandit(phi=math.pi / 4, oracle=TopK(k=100))
+print(json.dumps([str(jax.numpy.zeros(()).dtype), env.reset(jax.random.PRNGKey(0)).theta.tolist()]))
+"""
+
+
+def test_theta_star_is_the_same_draw_in_32_and_64_bit_mode():
+    env = ClusteredSemiBandit(phi=math.pi / 4, oracle=TopK(k=100))
+    theta64 = np.asarray(env.reset(jax.random.PRNGKey(0)).theta)
+    assert theta64.dtype == np.float64
+    child = {**os.environ, "JAX_ENABLE_X64": "0", "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", _THETA_CHILD], env=child, capture_output=True, text=True, timeout=120)
+    dtype, theta32 = json.loads(out.stdout.strip().splitlines()[-1])
+    assert dtype == "float32"
+    np.testing.assert_allclose(theta32, theta64, rtol=1e-6, atol=1e-7)
+
+
+def test_seed_0_ranks_cluster_0_second_behind_cluster_9_at_a_quarter_pi():
+    """What the README's explanation of the one-theta* results rests on (C2UCB's first super arm is cluster 0)."""
+    env = ClusteredSemiBandit(phi=math.pi / 4, oracle=TopK(k=100))
+    means = env.cluster_means(env.reset(jax.random.PRNGKey(0)))
+    assert list(np.argsort(-means)[:2]) == [9, 0]
+    np.testing.assert_allclose(means[[9, 0]], [0.706, 0.678], atol=5e-4)
 
 
 def test_bad_settings_are_refused():

@@ -44,7 +44,7 @@ def test_comb_experiments_run_quick_from_the_cli(tmp_path):
     assert main(["run", "comb-clustered", "--quick", "--out", str(tmp_path / "c"), "--no-progress"]) == 0
     summary = (tmp_path / "c" / "summary.md").read_text()
     cells = sorted((tmp_path / "c" / "cells").glob("*.nc"))
-    assert len(cells) == 9  # three angles, each with both tie rules and with theta* redrawn
+    assert len(cells) == 12  # three angles, each with both tie rules, with theta* redrawn, and another theta* draw
     for path in cells:
         ds = xr.load_dataset(path)
         assert dict(ds.sizes) == {"algorithm": 7, "run": 4, "round": 10}

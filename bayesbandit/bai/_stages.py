@@ -15,7 +15,7 @@ pulls each stage spends (both static, so every stage has static shapes and the s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -96,7 +96,9 @@ def pull_stage(
     return StageData(alive, counts, row_arm.astype(jnp.int32), rewards, valid)
 
 
-Allocate = Callable[[Array, int, PRNGKey], Array]  # (features of the survivors, stage budget, key) -> counts
+Allocate = Callable[
+    [Array, Any, PRNGKey], Array
+]  # (features of the survivors, stage budget: int, or a real m, key) -> counts
 Estimate = Callable[[StageData], tuple[Array, Array]]  # stage data -> (scores per survivor, theta)
 
 
@@ -105,7 +107,7 @@ def run_stages(
     instance: Instance,
     key: PRNGKey,
     sizes: Sequence[int],
-    budgets: Sequence[int],
+    budgets: Sequence[float],
     allocate: Allocate,
     estimate: Estimate,
     *,
@@ -123,7 +125,7 @@ def run_stages(
     alive = jnp.arange(num_arms)
     pulled = jnp.zeros(num_arms, jnp.int32)
     survivors, thetas = [], []
-    rows_per_stage = budgets if max_rows is None else max_rows
+    rows_per_stage = [int(n) for n in budgets] if max_rows is None else max_rows
     for t, (size, n, rows) in enumerate(zip(sizes, budgets, rows_per_stage)):
         order_key, allocate_key, tie_key = jax.random.split(jax.random.fold_in(own_key, t), 3)
         survivors.append(jnp.zeros(num_arms, bool).at[alive].set(True))

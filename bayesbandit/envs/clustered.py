@@ -14,7 +14,9 @@ Choices where the paper is silent (spec sec. 7):
   interleaved (``layout="interleaved"``: arm ``i`` in cluster ``i mod (d - 1)``). With the
   oracle's lowest-index tie rule the layout decides which tied arms C2UCB picks.
 * **theta***: drawn once from ``theta_seed`` and shared by every run (``theta_seed=None``: a new
-  draw per run from the run's key).
+  draw per run from the run's key), as float32 normals then normalised in the working precision,
+  so 32- and 64-bit modes have the same ``theta*`` (to float32 rounding) and the same cluster
+  ranking (:meth:`ClusteredSemiBandit.cluster_means`).
 * Rewards use one uniform per arm and round from the round's key, so the same arm gets the same
   realisation whichever policy pulls it (common random numbers).
 """
@@ -121,11 +123,16 @@ class ClusteredSemiBandit:
         """One instance: the fixed features, ``theta*``, the means and the best super arm's value."""
         arms = jnp.asarray(cluster_features(self.phi, self.d, self.num_arms, self.layout), dtype=float)
         theta_key = key if self.theta_seed is None else jax.random.PRNGKey(self.theta_seed)
-        theta = jax.random.normal(theta_key, (self.d,), dtype=arms.dtype)
+        # drawn in float32 whatever the precision mode, so the same seed gives the same theta* in both
+        theta = jax.random.normal(theta_key, (self.d,), dtype=jnp.float32).astype(arms.dtype)
         theta = theta / jnp.linalg.norm(theta)
         means = arms @ theta
         best_action = self.oracle(means[None, :], jax.random.PRNGKey(0))
         return ClusteredInstance(arms, theta, means, jnp.sum(means[best_action]))
+
+    def cluster_means(self, env_state: ClusteredInstance) -> np.ndarray:
+        """The mean reward ``theta*^T x`` of each cluster's arms, shape ``(d - 1,)`` (cluster ``j`` is ``e_{j+1}``'s)."""
+        return np.asarray(cluster_features(self.phi, self.d, self.d - 1, "contiguous") @ np.asarray(env_state.theta))
 
     def arms(self, env_state: ClusteredInstance, t: ArrayLike = 0) -> Array:
         """The fixed features ``(N, d)``."""

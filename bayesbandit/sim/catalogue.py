@@ -81,6 +81,8 @@ def _play(policy: Any, env: Any, run: Any, horizon: int, rng: np.random.Generato
         state, rnd = play_round(clock, env, run, state, None, rng, t)
         seconds[t] = clock.seconds
         regret[t], reward[t], action[t] = rnd.outcome.regret, rnd.feedback, rnd.action
+    live = np.flatnonzero(run.live)
+    kept = live[np.asarray(policy.held(state, live), dtype=bool)]
     return {
         "regret": regret,
         "reward": reward,
@@ -88,6 +90,8 @@ def _play(policy: Any, env: Any, run: Any, horizon: int, rng: np.random.Generato
         "seconds": seconds,
         "init_seconds": init_seconds,
         "rebuild_seconds": build_seconds(state) - built,
+        "kept_arms": kept.size,
+        "kept_gap": run.best_mean - run.means[kept].max() if kept.size else np.nan,
     }
 
 
@@ -130,7 +134,10 @@ def simulate_catalogue(
         dims ``(policy, run, round)``: ``regret`` (expected, against the best live arm),
         ``reward``, ``action`` (arm id), ``seconds`` (the policy's time in the round); dims
         ``(policy, run)``: ``init_seconds``, ``step_seconds`` (sum over rounds),
-        ``rebuild_seconds``, ``total_seconds``.
+        ``rebuild_seconds``, ``total_seconds``, ``kept_arms`` (the live arms the policy still
+        considers at the end: all of them for Sub-TS, the survivors of elimination for Sub-Elim)
+        and ``kept_gap`` (the best live arm's mean minus the best kept arm's: 0 when elimination
+        kept the best arm).
     """
     if not isinstance(policies, Mapping) or not policies:
         raise InvalidInput("simulate_catalogue: 'policies' must be a non-empty mapping of names to host policies.")
@@ -172,6 +179,8 @@ def simulate_catalogue(
             "step_seconds": (("policy", "run"), step, {"units": "s"}),
             "rebuild_seconds": (("policy", "run"), stack("rebuild_seconds"), {"units": "s"}),
             "total_seconds": (("policy", "run"), stack("init_seconds") + step, {"units": "s"}),
+            "kept_arms": (("policy", "run"), stack("kept_arms")),
+            "kept_gap": (("policy", "run"), stack("kept_gap")),
             "policy_description": ("policy", np.array([repr(policies[n]) for n in names], dtype=str)),
         },
         coords={"policy": names, "run": np.arange(runs), "round": np.arange(horizon)},

@@ -27,22 +27,21 @@ def test_schedule_matches_the_formula_by_hand():
     # d = 10: R = 4 rounds; reserve = min(16, 55) + ceil(10/2) + ceil(10/4) + ceil(10/8) = 16 + 5 + 3 + 2
     plan = schedule(16, 10, 320)
     assert plan.sizes == (16, 5, 3, 2)
-    assert plan.per_round == (320 - 26) // 4 == 73
-    assert plan.max_rows == (73 + 16, 73 + 5, 73 + 3, 73 + 2)
+    assert plan.per_round == (320 - 26) / 4 == 73.5  # a real number, as in the paper
+    assert plan.max_rows == (74 + 16, 74 + 5, 74 + 3, 74 + 2)
     # K > d(d+1)/2: the reserve of round 1 is d(d+1)/2 = 10, not K
-    assert schedule(64, 4, 100) == schedule(64, 4, 100)._replace(sizes=(64, 2), per_round=(100 - 10 - 2) // 2)
+    assert schedule(64, 4, 100) == schedule(64, 4, 100)._replace(sizes=(64, 2), per_round=(100 - 10 - 2) / 2)
     for d in (1, 2):
         assert len(schedule(8, d, 50).sizes) == 1
 
 
 @pytest.mark.parametrize("num_arms, dim", [(3, 1), (8, 2), (16, 10), (64, 4), (200, 7), (9, 9)])
-def test_schedule_caps_never_exceed_the_budget(num_arms, dim):
-    plan = schedule(num_arms, dim, 1000)
-    assert sum(plan.max_rows) <= 1000
-    smallest = sum(plan.max_rows) - len(plan.sizes) * plan.per_round + len(plan.sizes)
-    assert sum(schedule(num_arms, dim, smallest).max_rows) <= smallest
-    with pytest.raises(InvalidInput, match=f"at least {smallest}"):
-        schedule(num_arms, dim, smallest - 1)
+def test_the_smallest_budget_leaves_one_pull_a_round_after_the_reserve(num_arms, dim):
+    rounds = len(schedule(num_arms, dim, 1000).sizes)
+    reserve = min(num_arms, dim * (dim + 1) // 2) + sum(-(-dim // 2**r) for r in range(1, rounds))
+    assert schedule(num_arms, dim, reserve + rounds).per_round == 1.0
+    with pytest.raises(InvalidInput, match=f"at least {reserve + rounds}"):
+        schedule(num_arms, dim, reserve + rounds - 1)
 
 
 def test_too_small_a_budget_is_rejected_with_the_minimum():
@@ -67,12 +66,22 @@ def test_caratheodory_keeps_the_information_matrix_on_few_arms():
     np.testing.assert_allclose(float(jnp.max(g_values(z, reduced))), float(jnp.max(g_values(z, weights))), rtol=1e-9)
 
 
-@pytest.mark.parametrize("num_arms, dim, n", [(100, 4, 1), (100, 4, 37), (64, 10, 73), (5, 5, 9)])
-def test_ceiling_allocation_overspends_at_most_the_reserve(num_arms, dim, n):
-    x = SphereInstance(K=num_arms, d=dim).reset(jax.random.key(num_arms + n)).arms
+@pytest.mark.parametrize("num_arms, dim, n", [(100, 4, 1), (100, 4, 37.5), (64, 10, 73.25), (5, 5, 9)])
+def test_ceiling_allocation_overspends_less_than_the_support(num_arms, dim, n):
+    """``sum_x ceil(pi(x) m) < m + |supp pi|``, and the support is at most ``d(d+1)/2 + 1`` arms."""
+    x = SphereInstance(K=num_arms, d=dim).reset(jax.random.key(num_arms + int(n))).arms
     counts = allocate(x, n, dim=dim, tol=0.01)
-    assert n <= int(jnp.sum(counts)) <= n + min(num_arms, dim * (dim + 1) // 2)
-    assert int(jnp.sum(counts)) <= n + int(jnp.sum(counts > 0)) - 1
+    assert n <= int(jnp.sum(counts)) < n + int(jnp.sum(counts > 0))
+    assert int(jnp.sum(counts > 0)) <= min(num_arms, dim * (dim + 1) // 2 + 1)
+
+
+@pytest.mark.parametrize(("num_arms", "dim", "budget"), [(64, 4, 14), (64, 4, 103), (16, 10, 97), (200, 7, 131)])
+def test_the_rounds_spend_at_most_the_budget_and_within_a_round_of_it(num_arms, dim, budget):
+    """Less than ``R m + reserve + 1 = B + 1`` pulls in all (module docstring), and at least ``R m``."""
+    plan = schedule(num_arms, dim, budget)
+    _, info = run(SphereInstance(K=num_arms, d=dim), budget, 50, seed=budget)
+    assert int(jnp.max(info.pulls)) <= budget
+    assert int(jnp.min(info.pulls)) >= len(plan.sizes) * plan.per_round
 
 
 def test_ceiling_is_not_fooled_by_rounding_errors():
@@ -119,13 +128,14 @@ def test_learns_a_sphere_instance():
 
 
 def test_one_hot_arms_are_sequential_halving_with_exact_budgets():
-    """d = K = 8: three rounds keeping 4, 2, 1. The uniform design is G-optimal, and m = 16 splits
-    evenly (2, 4, 8 pulls an arm), so the ceiling spends exactly 3 m of the budget 14 + 50. The
-    contract suite's run (``bayesbandit.testing.bai``: 64 replications on one-hot arms, budget 64)."""
+    """d = K = 8: three rounds keeping 4, 2, 1. The uniform design is G-optimal, and m = 50 / 3
+    gives each arm ceil(m / 8) = 3, ceil(m / 4) = 5, ceil(m / 2) = 9 pulls: 24 + 20 + 18 = 62 of the
+    budget 14 + 50. The contract suite's run (``bayesbandit.testing.bai``: 64 replications on
+    one-hot arms, budget 64)."""
     assert (checks.K, checks.BUDGET) == (8, 14 + 50)
     _, info, _ = checks._run(ODLinBAI())
     assert info.survivors.shape == (checks.REPLICATIONS, 3, 8)
     assert [int(s) for s in np.sum(info.survivors[0], axis=1)] == [8, 4, 2]
-    expected = 2 + 4 * info.survivors[:, 1].astype(int) + 8 * info.survivors[:, 2].astype(int)
+    expected = 3 + 5 * info.survivors[:, 1].astype(int) + 9 * info.survivors[:, 2].astype(int)
     np.testing.assert_array_equal(info.counts, expected)
-    assert np.all(info.pulls == 48)
+    assert np.all(info.pulls == 62)

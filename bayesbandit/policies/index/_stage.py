@@ -8,8 +8,9 @@ they were placed, with
   coordinates, ``x_i x_j sqrt(2)`` for ``i < j``), queried with the packed ``V^{-1}``, so that
   ``<pack(x x^T), pack(V^{-1})> = x^T V^{-1} x`` (the square of the uncertainty: the paper's
   sec. 5.2 drops the square);
-* a min-heap of frozen upper confidence bounds ``(key, id)``; a popped entry whose arm has since
-  left the stage (re-bucketed) is stale and skipped (lazy deletion).
+* a min-heap of frozen upper confidence bounds ``(key, id)``, and each held arm's current key; a
+  popped entry that is not its arm's current key (the arm left the stage, or was placed in it
+  again with a new key by a re-bucketing) is stale and skipped (lazy deletion).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Stage:
         self.store = FeatureStore(d)
         self.index = index
         self.heap: list[tuple[float, int]] = []
+        self.keys: dict[int, float] = {}  # the current key of each arm held
 
     def __len__(self) -> int:
         return len(self.store)
@@ -72,12 +74,26 @@ class Stage:
             self.index.add(ids, pack_outer(features))
         for key, item in zip(keys.tolist(), ids.tolist(), strict=True):
             heapq.heappush(self.heap, (key, item))
+            self.keys[item] = key
 
     def remove(self, ids: np.ndarray) -> None:
         """Take arms out (re-bucketed or eliminated); their heap entries go stale."""
         self.store.remove_unchecked(ids)
         if self.index is not None:
             self.index.remove(ids)
+        for item in ids.tolist():
+            del self.keys[item]
+
+    def current_heap(self) -> list[tuple[float, int]]:
+        """The heap without stale entries (what a checkpoint keeps), in heap order."""
+        heap = [entry for entry in self.heap if self.keys.get(entry[1]) == entry[0]]
+        heapq.heapify(heap)
+        return heap
+
+    def restore(self, heap: list[tuple[float, int]]) -> None:
+        """The heap of :meth:`current_heap`, back (the arms are in the store already)."""
+        self.heap = list(heap)
+        self.keys = {item: key for key, item in heap}
 
     def eliminate(self, r_low: float, keep: Callable[[int], bool]) -> list[int]:
         """Alg. 2 ``Eliminate``: pop every arm with key ``< r_low`` except those ``keep`` protects."""
@@ -85,9 +101,9 @@ class Stage:
         kept: list[tuple[float, int]] = []
         while self.heap and self.heap[0][0] < r_low:
             entry = heapq.heappop(self.heap)
-            item = entry[1]
-            if item not in self.store:
-                continue  # stale: the arm moved to another stage
+            key, item = entry
+            if self.keys.get(item) != key:
+                continue  # stale: the arm left the stage, or has a newer key
             if keep(item):
                 kept.append(entry)
             else:

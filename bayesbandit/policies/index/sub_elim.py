@@ -22,6 +22,9 @@ readings, each tested:
   ``u_a > 1`` (otherwise the first good arrival would eliminate every initial arm);
 * ``Eliminate`` runs after every placement, on the stages that received arms, not only when
   ``r`` grows (else bad late arrivals survive, and are drawn uniformly in the last stage);
+* re-bucketing a stage (lines 20-24) places every one of its arms again, those that stay in the
+  stage too, so each key is ``x_a^T theta + max(2^{-s}, u_a)`` at the current ``theta`` (keeping a
+  stayer's old key would test it against a bound from older data);
 * the arm attaining ``r`` (the leader) is never eliminated, so the arm set never empties under
   a small, tuned ``beta``;
 * a null is declared when the best rescored arm has ``u < 2^{-s-1}`` (the gap of Alg. 2's
@@ -242,16 +245,16 @@ class SubElim:
         return int(ids[best]) if u[best] >= 2.0 ** (-stage.s - 1) else None
 
     def _rebucket(self, state: SubElimState, stage: Stage) -> int | None:
-        """Lines 20-24: move the stage's arms to the stages of their uncertainty now. Returns the most
-        uncertain arm left in the stage (a false null), or ``None`` when the stage emptied."""
+        """Lines 20-24: place the stage's arms again, by their uncertainty now and with keys from the
+        current ``theta`` (those that stay in the stage too). Returns the most uncertain arm left in
+        the stage (a false null), or ``None`` when the stage emptied."""
         ids, features = stage.store.ids.copy(), stage.store.matrix.copy()
         u = self.beta * state.stats.uncertainty(features)
-        target = self._stage_index(u)
-        move = target != stage.s
-        stage.remove(ids[move])
-        for item in ids[move].tolist():
+        move = self._stage_index(u) != stage.s
+        stage.remove(ids)
+        for item in ids.tolist():
             del state.stage_of[item]
-        self._place(state, ids[move], features[move])
+        self._place(state, ids, features)
         stay = np.flatnonzero(~move)
         stay = stay[np.isin(ids[stay], stage.store.ids)]  # not eliminated meanwhile
         return None if stay.size == 0 else int(ids[stay[np.argmax(u[stay])]])
@@ -291,15 +294,16 @@ class SubElim:
         arrays: list[np.ndarray] = [state.stats.v_inv, state.stats.b]
         indexes: dict[str, Any] = {}
         for stage in state.stages:
-            keys = np.array([k for k, _ in stage.heap], dtype=np.float64)
-            heap_ids = np.array([i for _, i in stage.heap], dtype=np.int64)
+            heap = stage.current_heap()
+            keys = np.array([k for k, _ in heap], dtype=np.float64)
+            heap_ids = np.array([i for _, i in heap], dtype=np.int64)
             arrays += [stage.store.ids.copy(), stage.store.matrix.copy(), keys, heap_ids]
             if stage.index is not None:
                 indexes[f"stage{stage.s}"] = stage.index
         return pack_indexes(meta, arrays, indexes)
 
     def state_from_parts(self, meta: dict[str, Any], arrays: list[np.ndarray]) -> SubElimState:
-        """The inverse of :meth:`state_parts` (heaps keep their order: they are saved as lists)."""
+        """The inverse of :meth:`state_parts` (heaps, without their stale entries, keep their order: they are saved as lists)."""
         meta, arrays, indexes = unpack_indexes(self.index, meta, arrays)
         v_inv, b = arrays[:2]
         stats = HostRidge.from_arrays(v_inv, b, meta["t"])
@@ -309,7 +313,7 @@ class SubElim:
             ids, features, keys, heap_ids = arrays[2 + 4 * s : 6 + 4 * s]
             stage = Stage(s, b.size, indexes.get(f"stage{s}"))
             stage.store.add_unchecked(ids, features)
-            stage.heap = list(zip(keys.tolist(), heap_ids.tolist(), strict=True))
+            stage.restore(list(zip(keys.tolist(), heap_ids.tolist(), strict=True)))
             state.stage_of.update(dict.fromkeys(ids.tolist(), s))
             stages.append(stage)
         state.r_low = -math.inf if meta["r_low"] is None else float(meta["r_low"])
