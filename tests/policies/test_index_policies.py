@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pytest
@@ -231,9 +231,8 @@ def test_the_twin_comparison_fails_for_an_index_that_ignores_the_query(case, mon
     assert ("regret" if case == "SubTS" else "nulls") in result.failures(), result
 
 
-def test_sub_elim_eliminates_and_never_empties():
-    env = SyntheticCatalogue(initial_arms=1000, d=4, horizon=3000, add_every=20, add_count=2)
-    policy = SubElim(beta=0.1, eta=0.01, index="exact")
+def _play_sub_elim(policy: SubElim, env: SyntheticCatalogue) -> tuple[Any, Any]:
+    """Run 0 of ``env`` played by ``policy`` to the horizon, arrivals included: (the run, the final state)."""
     run = env.reset(0, 0)
     state = policy.init(run.initial)
     rng = np.random.default_rng(0)
@@ -243,6 +242,12 @@ def test_sub_elim_eliminates_and_never_empties():
             policy.add_arms(state, change.add_ids, change.add_features)
         item, _ = policy.select(state, None, rng)
         policy.update(state, None, item, run.reward(item, t))
+    return run, state
+
+
+def test_sub_elim_eliminates_and_never_empties():
+    env = SyntheticCatalogue(initial_arms=1000, d=4, horizon=3000, add_every=20, add_count=2)
+    run, state = _play_sub_elim(SubElim(beta=0.1, eta=0.01, index="exact"), env)
     assert state.eliminated > 500
     assert len(state) >= 1
     live = np.fromiter(state.stage_of, dtype=np.int64)
@@ -262,12 +267,7 @@ def test_an_arm_placed_again_is_judged_by_its_new_key_not_its_old_one():
 def test_re_bucketing_gives_the_arms_that_stay_keys_from_the_current_theta():
     env = SyntheticCatalogue(initial_arms=300, d=3, horizon=50, add_every=1000, add_count=0)
     policy = SubElim(beta=1.0, eta=0.01, index="exact")
-    run = env.reset(0, 0)
-    state = policy.init(run.initial)
-    rng = np.random.default_rng(0)
-    for t in range(env.horizon):  # theta moves away from where the keys were computed
-        item, _ = policy.select(state, None, rng)
-        policy.update(state, None, item, run.reward(item, t))
+    _, state = _play_sub_elim(policy, env)  # theta moves away from where the keys were computed
     stage = next(st for st in state.stages if len(st) > 1 and st.s < policy.s_max)
     policy._rebucket(state, stage)
     assert len(stage) > 0
