@@ -9,7 +9,11 @@ pulls each stage spends (both static, so every stage has static shapes and the s
 2. pulls from the stack of rewards (:func:`bayesbandit.bai._protocol.stack_rewards`), this
    stage's data only;
 3. scores the survivors from this stage's data (``estimate``), and keeps the best, ties broken at
-   random.
+   random. Scores within ``TIE_RTOL`` (relative to the largest score's magnitude) of the last
+   kept score are ties: a saturated stage's least-squares scores are its arms' sample means, and
+   two equal sample means come out of the solve equal only to rounding (GSE-Lin on the logistic
+   instance at ``d = 10``, ``B = 80``, 300 replications: of 1,702 pairs of scores equal to
+   ``1e-9``, 72 were equal to the bit), so an exact-equality rule would leave most ties to rounding.
 """
 
 from __future__ import annotations
@@ -70,10 +74,20 @@ def stage_budgets(budget: int, stages: int, leftover: str) -> tuple[int, ...]:
     raise InvalidInput(f"The 'leftover' parameter must be 'spread' or 'drop'. Got {leftover!r} instead.")
 
 
+TIE_RTOL = 1e-9
+
+
 def eliminate(alive: Array, scores: Array, keep: int, key: PRNGKey) -> Array:
-    """The ``keep`` arms of largest score (ties broken at random), in increasing index order."""
+    """The ``keep`` arms of largest score, in increasing index order.
+
+    The arms scored above the ``keep``-th largest score by more than ``TIE_RTOL * max |score|``
+    are kept; the remaining places go at random to the arms within that tolerance of it.
+    """
     noise = jax.random.uniform(key, scores.shape)
-    order = jnp.lexsort((noise, -scores))
+    boundary = jnp.sort(scores)[scores.shape[0] - keep]
+    tol = TIE_RTOL * jnp.max(jnp.abs(scores))
+    tier = jnp.where(scores > boundary + tol, 2, jnp.where(scores >= boundary - tol, 1, 0))
+    order = jnp.lexsort((noise, -tier))
     return jnp.sort(alive[order[:keep]])
 
 

@@ -338,7 +338,8 @@ def bind(model: Model | BoundModel, x_example: ArrayLike, *, obs_site: str = "y"
     Parameters
     ----------
     model : callable
-        NumPyro program ``model(x, y=None)`` with continuous latent sites and exactly one
+        NumPyro program ``model(x, y=None)`` with continuous latent sites (and, optionally,
+        per-row discrete sites marked ``infer={"enumerate": "parallel"}``, summed out) and exactly one
         observed site named ``obs_site`` whose batch shape is ``(n,)``.
     x_example : array, shape (n, *feature_shape)
         Example features; only the shape of one row is used.
@@ -352,7 +353,8 @@ def bind(model: Model | BoundModel, x_example: ArrayLike, *, obs_site: str = "y"
     Raises
     ------
     ModelSpecError
-        If the program has no (or several) observed sites, a discrete latent site, a latent
+        If the program has no (or several) observed sites, a discrete latent site that cannot
+        be summed out (:mod:`bayesbandit.inference.enumeration`), a latent
         whose shape depends on the number of rows, an observed site of the wrong shape, or a
         non-finite log joint at its prior median.
 

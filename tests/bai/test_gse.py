@@ -210,3 +210,31 @@ def test_bad_input_raises_named_errors():
         GSE(allocation="optimal")
     with pytest.raises(InvalidInput, match="eta"):
         GSE(eta=1)
+
+
+def test_with_more_dimensions_than_arms_gse_log_parts_from_gse_lin_only_at_least_squares_ties():
+    """What the logistic results at d >= K rest on: every stage is saturated, GSE-Lin's scores are sample
+    means and tie often; GSE-Log keeps other arms than GSE-Lin (almost) only where those scores tie."""
+    from bayesbandit.experiments.bai_logistic import where_they_part
+
+    parted = where_they_part(10, 10, replications=200)
+    assert parted["part"] >= 20, parted
+    assert parted["at_a_tie"] >= 0.9 * parted["part"], parted
+
+
+def test_scores_equal_to_rounding_are_ties_broken_at_random():
+    from bayesbandit.bai._stages import eliminate
+
+    alive = jnp.arange(4)
+    scores = jnp.array([1.0, 0.5, 0.5 + 1e-15, 0.2])  # arms 1 and 2: the same sample mean, rounded apart
+    kept = jax.vmap(lambda key: eliminate(alive, scores, 2, key))(jax.random.split(jax.random.key(0), 400))
+    assert bool(jnp.all(kept[:, 0] == 0))
+    share = float(jnp.mean(kept[:, 1] == 1))
+    assert 0.4 < share < 0.6 and bool(jnp.all((kept[:, 1] == 1) | (kept[:, 1] == 2)))
+    clear = jnp.array([1.0, 0.5, 0.5 + 1e-6, 0.2])  # a real difference is not a tie
+    assert bool(
+        jnp.all(
+            jax.vmap(lambda key: eliminate(alive, clear, 2, key))(jax.random.split(jax.random.key(1), 50))
+            == jnp.array([0, 2])
+        )
+    )
