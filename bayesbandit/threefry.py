@@ -10,8 +10,11 @@ these loops are more than half of a GLM-TSL ``select``: 97 of its 158 us on a 2-
 
 :func:`bayesbandit.runtime.enable_fast_rng` registers the straight-line hash as JAX's CPU lowering of its Threefry
 primitive. The bits are identical (the function is the same; ``tests/test_threefry.py`` checks the
-Random123 known-answer vectors and that a policy's actions do not change), programs compile
-faster and run faster (``benchmarks/results/bench_fast_rng.md``). Like
+Random123 known-answer vectors and that a policy's actions do not change). Vectorised runs compile
+faster and run faster, and an agent's ``select`` runs faster but compiles longer: the straight-line
+hash is more code than the loop (GLM-TSL's ``select``: 0.48 s against 0.31 s of tracing, lowering
+and compiling, ``benchmarks/results/bench_fast_rng.md``), which a new process's first decision pays
+once (``benchmarks/results/bench_first_decision.md`` measures it with and without). Like
 :func:`bayesbandit.runtime.enable_x64`, it changes a global JAX setting and is never done on import:
 the ``bayesbandit`` command calls it for its own process; scripts and notebooks call it once.
 It applies to programs compiled after the call.

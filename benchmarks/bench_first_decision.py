@@ -5,7 +5,8 @@ the first ``select`` + ``update`` in a new Python process (the instance drawn be
 starts; imports timed apart), once with an empty persistent compilation cache (cold) and once
 more with the cache the first run filled (warm), and where the cold run's time went: tracing,
 lowering to MLIR and XLA's compilation (JAX's monitoring events;
-:func:`bayesbandit.experiments.likelihoods.first_decision_seconds`). Beside it, ``simulate``'s
+:func:`bayesbandit.experiments.likelihoods.first_decision_seconds`); both with
+:func:`bayesbandit.runtime.enable_fast_rng`, and once more cold without it. Beside it, ``simulate``'s
 compile time for the same program (one policy, 4 runs x 100 rounds, in this process) over the zoo
 logistic model's, measured side by side.
 
@@ -55,6 +56,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as cache:
             cold = first_decision_seconds(name, "GLM-TSL", cache)
             warm = first_decision_seconds(name, "GLM-TSL", cache)
+        plain = first_decision_seconds(name, "GLM-TSL", "", fast_rng=False)
         jax.clear_caches()
         ratio = simulate_compile_seconds(likelihoods.LIKELIHOODS[name]) / zoo
         rows.append(
@@ -64,6 +66,7 @@ def main() -> None:
                 f"{cold['agent_s']:.2f} / {cold['select_s']:.2f} / {cold['update_s']:.2f}",
                 f"{cold['trace_s']:.2f} / {cold['lower_s']:.2f} / {cold['xla_s']:.2f} ({cold['compilations']:.0f})",
                 f"{warm['first_decision_s']:.2f}",
+                f"{plain['first_decision_s']:.2f} ({plain['select_s']:.2f})",
                 f"{ratio:.2f}",
             ]
         )
@@ -73,7 +76,9 @@ def main() -> None:
             "# bench_first_decision: Agent(...) + first select + update, fresh process, GLM-TSL",
             machine_info(),
             "Cold: empty persistent compilation cache; warm: the cache the cold run filled "
-            f"(`bb.runtime.enable_compilation_cache`). Import time apart. `simulate` compile: the program's "
+            "(`bb.runtime.enable_compilation_cache`); both with `bb.runtime.enable_fast_rng()`, as the "
+            "`bayesbandit` command runs. The column after them: cold, in a process that does not call it "
+            "(JAX's own Threefry lowering), and its first `select` apart. Import time apart. `simulate` compile: the program's "
             f"over the zoo logistic model's ({zoo:.2f} s), 4 runs x 100 rounds, K = 20, d = 3.",
             md_table(
                 [
@@ -82,6 +87,7 @@ def main() -> None:
                     "Agent / select / update (s)",
                     "trace / lower / XLA (s, programs)",
                     "warm (s)",
+                    "cold, JAX's Threefry lowering (s; select)",
                     "simulate compile / logistic's",
                 ],
                 rows,

@@ -122,7 +122,8 @@ FIRST_DECISION = textwrap.dedent(
     import bayesbandit as bb
     from bayesbandit.models.likelihoods import LIKELIHOODS
     bb.runtime.enable_x64()
-    bb.runtime.enable_fast_rng()
+    if sys.argv[6] == "fast":
+        bb.runtime.enable_fast_rng()
     if sys.argv[3]:
         bb.runtime.enable_compilation_cache(sys.argv[3])
     imported = time.perf_counter()
@@ -143,10 +144,13 @@ FIRST_DECISION = textwrap.dedent(
 )
 
 
-def first_decision_seconds(name: str, policy_name: str = "GLM-TSL", cache_dir: str = "") -> dict[str, float]:
+def first_decision_seconds(
+    name: str, policy_name: str = "GLM-TSL", cache_dir: str = "", *, fast_rng: bool = True
+) -> dict[str, float]:
     """``Agent(...)`` + first ``select`` + ``update`` for program ``name`` in a fresh Python process.
 
-    ``cache_dir``: a persistent compilation cache to use (empty: none). The arms and one reward
+    ``cache_dir``: a persistent compilation cache to use (empty: none); ``fast_rng``: whether the
+    process calls :func:`bayesbandit.runtime.enable_fast_rng` (the ``bayesbandit`` command does). The arms and one reward
     are drawn from the program here and handed to the new process, which binds the program only
     when the clock runs (as a user's first ``Agent`` does). Returns the seconds of each step and their sum
     (``first_decision_s``), the import time apart, and where the first decision's time went:
@@ -158,7 +162,17 @@ def first_decision_seconds(name: str, policy_name: str = "GLM-TSL", cache_dir: s
     reward = float(env.pull(instance, jnp.asarray(0), jax.random.PRNGKey(1))[0])
     arms = json.dumps(np.asarray(instance.arms).tolist())
     out = subprocess.run(
-        [sys.executable, "-c", FIRST_DECISION, name, policy_name, cache_dir, arms, repr(reward)],
+        [
+            sys.executable,
+            "-c",
+            FIRST_DECISION,
+            name,
+            policy_name,
+            cache_dir,
+            arms,
+            repr(reward),
+            "fast" if fast_rng else "jax",
+        ],
         capture_output=True,
         text=True,
         timeout=600,

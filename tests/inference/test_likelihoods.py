@@ -117,3 +117,14 @@ def test_each_piece_learns_on_its_own_family(name, policy):
     assert not cell["refused"], cell["refused"]
     assert cell["late_ratio"] < LEARNS_BELOW, cell
     assert cell["converged"] >= 0.97, cell
+
+
+def test_the_first_decision_is_timed_in_a_fresh_process_that_binds_the_program_inside_the_clock():
+    from bayesbandit.experiments.likelihoods import first_decision_seconds
+
+    timed = first_decision_seconds("bernoulli_logit", "GLM-TSL", fast_rng=False)
+    parts = timed["agent_s"] + timed["select_s"] + timed["update_s"]
+    assert timed["first_decision_s"] == pytest.approx(parts)
+    # the inspection's programs count too (15 programs in all; 8 when the program was bound before the clock)
+    assert timed["compilations"] >= 12
+    assert timed["trace_s"] > 0 and timed["xla_s"] > 0
