@@ -23,7 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-from jax._src.core import trace_state_clean
+
+try:
+    from jax._src.core import trace_state_clean
+except ImportError:  # a JAX without it: every call is a plain jax.jit
+    trace_state_clean = None  # type: ignore[assignment]
 
 __all__ = ["jit_once", "one_shot_options"]
 
@@ -65,7 +69,8 @@ class jit_once:  # noqa: N801 (used as a decorator, like jax.jit)
         return self._jitted
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not trace_state_clean():  # inside another trace: options belong to the top-level program only
+        # compiler options belong to a top-level program only
+        if trace_state_clean is None or not trace_state_clean():
             return self._nested(*args, **kwargs)
         return self.jitted(*args, **kwargs)
 
