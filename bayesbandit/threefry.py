@@ -12,8 +12,8 @@ these loops are more than half of a GLM-TSL ``select``: 97 of its 158 us on a 2-
 primitive. The bits are identical (the function is the same; ``tests/test_threefry.py`` checks the
 Random123 known-answer vectors and that a policy's actions do not change). Vectorised runs compile
 faster and run faster, and an agent's ``select`` runs faster but compiles longer: the straight-line
-hash is more code than the loop (GLM-TSL's ``select``: 0.48 s against 0.31 s of tracing, lowering
-and compiling, ``benchmarks/results/bench_fast_rng.md``), which a new process's first decision pays
+hash is more code than the loop (GLM-TSL's ``select``: 0.48 s of XLA compilation against 0.31 s,
+``benchmarks/results/bench_fast_rng.md``), which a new process's first decision pays
 once (``benchmarks/results/bench_first_decision.md`` measures it with and without). Like
 :func:`bayesbandit.runtime.enable_x64`, it changes a global JAX setting and is never done on import:
 the ``bayesbandit`` command calls it for its own process; scripts and notebooks call it once.
