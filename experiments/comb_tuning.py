@@ -162,7 +162,9 @@ def run_cells(
             env, oracle, blocks = cell.make()
             ds = tune_and_report(env, oracle, blocks, horizon, tuning_runs, report_runs, seed, progress=bar)
             ds.attrs.update(cell.attrs)
-            ds.to_netcdf(path)
+            tmp = path.with_name(path.name + ".tmp")  # a stopped run never leaves half a cell to resume from
+            ds.to_netcdf(tmp)
+            tmp.replace(path)
         elif bar is not None:
             bar.update(len(ALGORITHMS))
         results[cell.key] = xr.load_dataset(path)
