@@ -25,6 +25,7 @@ and ``likelihoods.png`` (late regret / uniform per program and policy).
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -161,6 +162,8 @@ def first_decision_seconds(
     instance = env.reset(jax.random.PRNGKey(0))
     reward = float(env.pull(instance, jnp.asarray(0), jax.random.PRNGKey(1))[0])
     arms = json.dumps(np.asarray(instance.arms).tolist())
+    # the cache is the one named here, not one the environment points JAX at
+    child_env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
     out = subprocess.run(
         [
             sys.executable,
@@ -173,6 +176,7 @@ def first_decision_seconds(
             repr(reward),
             "fast" if fast_rng else "jax",
         ],
+        env=child_env,
         capture_output=True,
         text=True,
         timeout=600,
