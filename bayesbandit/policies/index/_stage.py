@@ -72,6 +72,10 @@ class Stage:
         self.store.add_unchecked(ids, features)
         if self.index is not None:
             self.index.add(ids, pack_outer(features))
+        self.rekey(ids, keys)
+
+    def rekey(self, ids: np.ndarray, keys: np.ndarray) -> None:
+        """``(key, id)`` on the heap as each arm's current key (an arm held already: its old entry goes stale)."""
         for key, item in zip(keys.tolist(), ids.tolist(), strict=True):
             heapq.heappush(self.heap, (key, item))
             self.keys[item] = key

@@ -205,8 +205,14 @@ class SubElim:
             s = np.floor(-np.log2(u))
         return np.clip(np.nan_to_num(s, posinf=self.s_max), 0, self.s_max).astype(np.int64)
 
-    def _place(self, state: SubElimState, ids: np.ndarray, features: np.ndarray) -> None:
-        """Put arms into the stages of their current uncertainty, raise ``r``, eliminate (lines 8-11, 21-23)."""
+    def _place(
+        self, state: SubElimState, ids: np.ndarray, features: np.ndarray, staying: np.ndarray | None = None
+    ) -> None:
+        """Put arms into the stages of their current uncertainty, raise ``r``, eliminate (lines 8-11, 21-23).
+
+        ``staying`` marks arms their target stage holds already (re-bucketed arms that stay): they only
+        get their new keys, their features and index entries being where they belong.
+        """
         if ids.size == 0:
             return
         stats = state.stats
@@ -216,8 +222,10 @@ class SubElim:
         keys = mean + np.maximum(2.0 ** (-stage.astype(float)), u)
         for s in np.unique(stage).tolist():
             at = stage == s
-            state.stages[s].add(ids[at], features[at], keys[at])
-            state.stage_of.update(dict.fromkeys(ids[at].tolist(), s))
+            new = at if staying is None else at & ~staying
+            state.stages[s].add(ids[new], features[new], keys[new])
+            state.stages[s].rekey(ids[at & ~new], keys[at & ~new])
+            state.stage_of.update(dict.fromkeys(ids[new].tolist(), s))
         lcb = mean - u
         best = int(np.argmax(lcb))
         raised = lcb[best] > state.r_low
@@ -251,10 +259,10 @@ class SubElim:
         ids, features = stage.store.ids.copy(), stage.store.matrix.copy()
         u = self.beta * state.stats.uncertainty(features)
         move = self._stage_index(u) != stage.s
-        stage.remove(ids)
-        for item in ids.tolist():
+        stage.remove(ids[move])
+        for item in ids[move].tolist():
             del state.stage_of[item]
-        self._place(state, ids, features)
+        self._place(state, ids, features, staying=~move)  # the arms that stay keep their place, with new keys
         stay = np.flatnonzero(~move)
         stay = stay[np.isin(ids[stay], stage.store.ids)]  # not eliminated meanwhile
         return None if stay.size == 0 else int(ids[stay[np.argmax(u[stay])]])
