@@ -168,18 +168,21 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
     )
 
 
-def _abstract_trace(model: Model, x: np.ndarray, y: Any) -> dict:
-    """The program's trace on rows ``x`` (and reward ``y``: None, or its shape and dtype), traced, not run.
-
-    Values and distribution parameters in it are tracers: read only their shapes, dtypes and types.
-    """
+def _traced(build: Callable[[Any], dict], arg: Any) -> dict:
+    """What ``build(arg)`` returns, traced, not run (:func:`jax.make_jaxpr`; ``arg``: a value or a shape
+    and dtype). Values and distribution parameters in it are tracers: read only their shapes, dtypes and types."""
     box: dict[str, dict] = {}
 
-    def run(y: Any) -> None:
-        box["trace"] = trace_program(model, x, y, 0)
+    def run(arg: Any) -> None:
+        box["out"] = build(arg)
 
-    jax.make_jaxpr(run)(y)
-    return box["trace"]
+    jax.make_jaxpr(run)(arg)
+    return box["out"]
+
+
+def _abstract_trace(model: Model, x: np.ndarray, y: Any) -> dict:
+    """The program's trace on rows ``x`` and reward ``y`` (None, or its shape and dtype), traced, not run."""
+    return _traced(lambda y: trace_program(model, x, y, 0), y)
 
 
 def _check_enumerated(name: str, sites: list[dict], rows: list[int]) -> None:
@@ -206,13 +209,8 @@ def _check_only_reward_depends_on(
     enumerated: list[str], model: Model, obs_site: str, unravel: Callable, flat: Array, x: np.ndarray, tr: dict
 ) -> None:
     """Refuse a site other than the reward whose distribution changes when the enumerated sites take every value."""
-    box: dict[str, dict] = {}
-
-    def run(theta: Array) -> None:
-        box["trace"] = trace_at(model, unravel, theta, jnp.asarray(x))[0]
-
-    jax.make_jaxpr(run)(flat)
-    for name, site in box["trace"].items():
+    enumerated_trace = _traced(lambda theta: trace_at(model, unravel, theta, jnp.asarray(x))[0], flat)
+    for name, site in enumerated_trace.items():
         if site["type"] != "sample" or name == obs_site or name in enumerated:
             continue
         if tuple(site["fn"].batch_shape) != tuple(tr[name]["fn"].batch_shape):
