@@ -34,13 +34,14 @@ Every problem found when reading raises :class:`~bayesbandit.errors.CheckpointEr
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from bayesbandit.checkpoint.atomic import as_path, remove_stale_partials, write_atomically
-from bayesbandit.checkpoint.format import FORMAT_VERSION, array_fingerprint, decode, encode
+from bayesbandit.checkpoint.format import FORMAT_VERSION, array_fingerprint, encode, read
 from bayesbandit.errors import CheckpointError
 
 __all__ = ["FORMAT_VERSION", "write_checkpoint", "read_checkpoint", "array_fingerprint"]
@@ -126,9 +127,34 @@ def read_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[
     """
     source = as_path(path)
     remove_stale_partials(source)
+    fd = _open_regular_file(source)
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return read(f, os.fstat(fd).st_size, source)
+        except OSError as exc:
+            raise CheckpointError(
+                f"cannot read checkpoint {source!r}: {exc.strerror or exc}. Check that the path names a readable file."
+            ) from exc
+
+
+_KINDS = {
+    stat.S_ISDIR: "a folder",
+    stat.S_ISFIFO: "a FIFO (named pipe)",
+    stat.S_ISCHR: "a character device",
+    stat.S_ISBLK: "a block device",
+    stat.S_ISSOCK: "a socket",
+}
+
+
+def _open_regular_file(source: str) -> int:
+    """A read-only descriptor of ``source`` if it is a regular file; :class:`CheckpointError` at once otherwise.
+
+    The path is opened without blocking (a FIFO would otherwise wait for a writer) and the open
+    descriptor's kind is checked before a byte is read (a device such as ``/dev/zero`` never ends),
+    so a path swapped for another kind of file between a check and the open is refused too.
+    """
     try:
-        with open(source, "rb") as f:
-            data = f.read()
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise CheckpointError(
             f"no checkpoint at {source!r}: the file does not exist. Check the path (and the working "
@@ -138,4 +164,12 @@ def read_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[
         raise CheckpointError(
             f"cannot read checkpoint {source!r}: {exc.strerror or exc}. Check that the path names a readable file."
         ) from exc
-    return decode(data, source)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = next((name for test, name in _KINDS.items() if test(mode)), "not a regular file")
+        raise CheckpointError(
+            f"cannot read checkpoint {source!r}: it is {kind}, not a regular file. Check that the path names "
+            "a checkpoint file written by save."
+        )
+    return fd

@@ -26,14 +26,14 @@ import json
 import math
 import struct
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, BinaryIO, NoReturn
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from bayesbandit.errors import CheckpointError, InvalidInput
 
-__all__ = ["FORMAT_VERSION", "encode", "decode", "array_fingerprint"]
+__all__ = ["FORMAT_VERSION", "READ_CAP", "encode", "decode", "read", "array_fingerprint"]
 
 FORMAT_VERSION: int = 1
 """Version of the layout :func:`encode` writes (the only one :func:`decode` reads)."""
@@ -42,6 +42,8 @@ _MAGIC = b"BBCKPT\x00\x00"
 _LENGTH = struct.Struct("<Q")
 _DIGEST_SIZE = hashlib.sha256().digest_size
 _FIXED_SIZE = len(_MAGIC) + _LENGTH.size + _DIGEST_SIZE
+READ_CAP: int = 64 * 2**20
+"""Bytes :func:`read` reads at most from a file whose header does not declare its size."""
 _ARRAY_KEYS = frozenset({"dtype", "shape", "offset", "nbytes"})
 _HEADER_KEYS = frozenset({"arrays", "format_version", "meta"})
 
@@ -162,6 +164,47 @@ def _json_problem(value: Any, where: str = "meta", parents: tuple[int, ...] = ()
     return f"{where} is of type {type(value).__name__}{hint}; use str, int, float, bool, None, list or dict"
 
 
+def read(f: BinaryIO, size: int, source: str) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """:func:`decode` the checkpoint in the open regular file ``f`` of ``size`` bytes, reading at
+    most the size its header declares (or :data:`READ_CAP`, whichever is more).
+
+    The header is read first (it is not trusted yet: the checksum is checked on the whole file
+    afterwards); a file larger than the size it declares, or than :data:`READ_CAP` when that is
+    more or the header declares none (another signature, a length past the end, JSON that does
+    not parse), is refused before its payload is read, so neither a huge (sparse) file nor a
+    damaged header makes a load read without bound.
+    """
+    head = f.read(len(_MAGIC) + _LENGTH.size)
+    if len(head) >= len(_MAGIC) and head[: len(_MAGIC)] != _MAGIC:
+        decode(head, source)  # raises: not a checkpoint
+    declared = _declared_size(f, head, size)
+    limit = READ_CAP if declared is None else max(declared, READ_CAP)
+    if size > limit:
+        what = "does not declare a size that fits the file" if declared is None else f"declares {declared} bytes"
+        raise CheckpointError(
+            f"checkpoint {source!r} is corrupted or not a checkpoint: it has {size} bytes and its header {what}; "
+            "it is not read past that. Restore it from a backup or re-create it with write_checkpoint."
+        )
+    f.seek(0)
+    data = f.read(size)
+    return decode(data, source)
+
+
+def _declared_size(f: BinaryIO, head: bytes, size: int) -> int | None:
+    """The file size the (unverified) header declares, or None if it declares none that can be read."""
+    if len(head) < len(_MAGIC) + _LENGTH.size:
+        return None
+    (header_size,) = _LENGTH.unpack_from(head, len(_MAGIC))
+    if header_size > min(READ_CAP, size - _FIXED_SIZE):
+        return None
+    try:
+        header = json.loads(f.read(header_size).decode("utf-8"))
+        payload = sum(entry["nbytes"] for entry in header["arrays"])
+    except Exception:  # anything malformed: decode explains it from the bytes it reads
+        return None
+    return _FIXED_SIZE + header_size + payload if type(payload) is int and payload >= 0 else None
+
+
 def decode(data: bytes, source: str) -> tuple[dict[str, Any], list[np.ndarray]]:
     """The ``meta`` dict and the arrays (fresh native-byte-order copies) of a checkpoint's bytes ``data``.
 
@@ -266,19 +309,20 @@ def _array_problem(entry: Any, expected_offset: int, payload_size: int) -> str |
 
 def _size_hint(data: bytes) -> str:
     """Best-effort: compare the file's size with the one its (unverified) header declares."""
+    size = len(data)
     try:
         (header_size,) = _LENGTH.unpack_from(data, len(_MAGIC))
         start = len(_MAGIC) + _LENGTH.size
-        if start + header_size + _DIGEST_SIZE > len(data):
+        if start + header_size + _DIGEST_SIZE > size:
             return " (it is shorter than its header declares: it looks truncated)"
         header = json.loads(data[start : start + header_size].decode("utf-8"))
         expected = start + header_size + sum(entry["nbytes"] for entry in header["arrays"]) + _DIGEST_SIZE
     except Exception:
         return ""
-    if isinstance(expected, int) and expected > len(data):
-        return f" (it has {len(data)} bytes where its header declares {expected}: it looks truncated)"
-    if isinstance(expected, int) and expected < len(data):
-        return f" (it has {len(data)} bytes where its header declares {expected}: bytes were appended)"
+    if isinstance(expected, int) and expected > size:
+        return f" (it has {size} bytes where its header declares {expected}: it looks truncated)"
+    if isinstance(expected, int) and expected < size:
+        return f" (it has {size} bytes where its header declares {expected}: bytes were appended)"
     return ""
 
 

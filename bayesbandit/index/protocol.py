@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, Protocol, Self, runtime_checkable
 
 import numpy as np
@@ -137,10 +137,34 @@ def check_parts(engine: str, meta: dict[str, Any], arrays: list[np.ndarray], key
         )
 
 
+@contextlib.contextmanager
+def _scratch_file(name: str) -> Iterator[str]:
+    """A file name a native library can write and read, that nothing outlives.
+
+    On Linux an anonymous in-memory file (``memfd_create``) named by ``/proc/self/fd/N``: it
+    vanishes with its last descriptor or mapping, so a process killed mid-save or mid-load leaves
+    nothing behind. Elsewhere a file in a private temporary folder, removed on return.
+    """
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fd = os.memfd_create(f"bayesbandit-{name}")
+        try:
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+        return
+    folder = tempfile.mkdtemp(prefix="bayesbandit-index-")
+    try:
+        yield os.path.join(folder, name)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, name))
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
 def native_file_bytes(write: Callable[[str], Any]) -> np.ndarray:
-    """The bytes a native library writes with ``write(filename)``, as a uint8 array (via a private temporary file)."""
-    with tempfile.TemporaryDirectory(prefix="bayesbandit-index-") as folder:
-        name = os.path.join(folder, "native")
+    """The bytes a native library writes with ``write(filename)``, as a uint8 array (via :func:`_scratch_file`)."""
+    with _scratch_file("save") as name:
         write(name)
         with open(name, "rb") as f:
             return np.frombuffer(f.read(), dtype=np.uint8).copy()
@@ -149,19 +173,13 @@ def native_file_bytes(write: Callable[[str], Any]) -> np.ndarray:
 def load_native_file(data: np.ndarray, read: Callable[[str], Any]) -> None:
     """Hand ``data`` (from :func:`native_file_bytes`) to a native library's ``read(filename)``.
 
-    The temporary file is removed as soon as ``read`` returns: a library that memory-maps it
-    (Annoy) keeps the mapping, which outlives the file's name on POSIX systems.
+    The scratch file (:func:`_scratch_file`) is released as soon as ``read`` returns: a library
+    that memory-maps it (Annoy) keeps the mapping, which outlives the file's name and descriptor.
     """
-    folder = tempfile.mkdtemp(prefix="bayesbandit-index-")
-    name = os.path.join(folder, "native")
-    try:
+    with _scratch_file("load") as name:
         with open(name, "wb") as f:
             f.write(np.ascontiguousarray(data, dtype=np.uint8).tobytes())
         read(name)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-            os.rmdir(folder)
 
 
 def check_ids(where: str, ids: object, name: str = "ids") -> np.ndarray:
