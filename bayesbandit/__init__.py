@@ -1,13 +1,13 @@
 """bayesbandit: Bayesian bandits from NumPyro reward programs.
 
-The names here are what a user reaches for: the policies, :class:`Agent` (and the
+The names here are what a user reaches for: the policies, :class:`Agent` (its :class:`Decision`, and the
 :class:`Catalogue` a catalogue policy starts from), :func:`simulate`, the inference entry points
 (:func:`bind`, :func:`map_estimate`, :func:`laplace`, :func:`perturbed_map`), :mod:`errors` and
 the process settings in :mod:`runtime`. Everything else lives in a named subpackage:
 :mod:`bayesbandit.contract` (the policy and environment protocols), :mod:`bayesbandit.envs`,
 :mod:`bayesbandit.sim` (runners, sweeps, results), :mod:`bayesbandit.inference`,
 :mod:`bayesbandit.bai`, :mod:`bayesbandit.index`, :mod:`bayesbandit.oracles`,
-:mod:`bayesbandit.design`, :mod:`bayesbandit.models` (the reward-program zoo),
+:mod:`bayesbandit.design`, :mod:`bayesbandit.propensities`, :mod:`bayesbandit.models` (the reward-program zoo),
 :mod:`bayesbandit.diagnostics` and :mod:`bayesbandit.testing` (the contract suite).
 
 Importing bayesbandit changes no global JAX setting. The Newton-based inference (GLM-TSL and
@@ -17,8 +17,8 @@ the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
 """
 
 # the named subpackages, reachable as attributes (bb.envs, bb.sim, bb.contract, ...)
-from bayesbandit import bai, contract, envs, errors, index, inference, oracles, runtime, sim  # noqa: F401
-from bayesbandit.agent import Agent
+from bayesbandit import bai, contract, envs, errors, index, inference, oracles, propensities, runtime, sim  # noqa: F401
+from bayesbandit.agent import Agent, Decision
 from bayesbandit.inference import bind, laplace, map_estimate, perturbed_map
 from bayesbandit.policies import (
     C2UCB,
@@ -71,6 +71,7 @@ __all__ = (
     "LastLayerLaplaceTS",
     # acting
     "Agent",
+    "Decision",
     "Catalogue",
     "simulate",
     # inference

@@ -51,6 +51,15 @@ def gershgorin_shift(matrix: Array) -> Array:
     return jnp.maximum(0.0, jnp.max(radius - diag)) + 1e-8 * (1.0 + jnp.mean(jnp.abs(diag)))
 
 
+def tie_probabilities(scores: Array, *, rtol: float = 0.0) -> Array:
+    """The law of :func:`random_argmax`'s choice: uniform over the tied maxima of ``scores``, shape (K,)."""
+    if jnp.issubdtype(scores.dtype, jnp.inexact):
+        scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
+    best = jnp.max(scores)
+    tied = (scores >= (best - rtol * jnp.abs(best) if rtol else best)).astype(float)
+    return tied / jnp.sum(tied)
+
+
 def random_argmax(key: PRNGKey | Array, scores: Array, *, rtol: float = 0.0) -> Array:
     """Index of a maximum of ``scores``, chosen uniformly at random among ties.
 

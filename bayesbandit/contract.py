@@ -76,6 +76,7 @@ __all__ = [
     "Buffered",
     "Combinatorial",
     "Explains",
+    "ExactLaw",
     "HostState",
     "Catalogued",
     "Env",
@@ -169,6 +170,15 @@ class Explains(Protocol):
     """A policy that says in plain words why an update did not converge (``Agent`` warns with it)."""
 
     def explain_update(self, info: Any, d: int) -> str: ...
+
+
+@runtime_checkable
+class ExactLaw(Protocol):
+    """A policy that states the law of its choice: ``action_probabilities(state, arms)`` is the
+    probability of each of the ``K`` arms under ``select(state, arms, key)`` over ``key`` (shape
+    ``(K,)``, jittable). Propensities of the others are Monte Carlo (:mod:`bayesbandit.propensities`)."""
+
+    def action_probabilities(self, state: Any, arms: Array) -> Array: ...
 
 
 @runtime_checkable

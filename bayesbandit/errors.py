@@ -11,6 +11,9 @@ __all__ = [
     "BayesBanditError",
     "InvalidInput",
     "UnknownArm",
+    "UnknownDecision",
+    "ExpiredDecision",
+    "DecisionAlreadyRewarded",
     "ModelSpecError",
     "NotConverged",
     "CheckpointError",
@@ -33,6 +36,18 @@ class InvalidInput(BayesBanditError, ValueError):
 
 class UnknownArm(InvalidInput, LookupError):
     """An arm id that the index, catalogue or agent does not hold (never added, or removed)."""
+
+
+class UnknownDecision(InvalidInput, LookupError):
+    """A decision id that the agent never made, or no longer remembers."""
+
+
+class ExpiredDecision(UnknownDecision):
+    """A decision that expired before its reward arrived (the agent's ``max_pending`` or ``max_age``)."""
+
+
+class DecisionAlreadyRewarded(InvalidInput):
+    """A second reward for a decision: each decision takes one."""
 
 
 class ModelSpecError(BayesBanditError, ValueError):

@@ -46,7 +46,10 @@ AGENTS = [
 @pytest.mark.parametrize("name, policy, kwargs, contextual", AGENTS, ids=[a[0] for a in AGENTS])
 def test_save_load_continues_bit_for_bit(tmp_path, name, policy, kwargs, contextual):
     agent = bb.Agent(policy(), seed=0, **kwargs)
-    compiled = (agent._select._cache_size(), agent._update._cache_size())  # shared by agents of equal policies
+    compiled = (
+        agent._calls.select._cache_size(),
+        agent._calls.update._cache_size(),
+    )  # shared by agents of equal policies
     play(agent, 6, seed=1, contextual=contextual)
     path = tmp_path / "agent.bb"
     agent.save(path)
@@ -65,8 +68,8 @@ def test_save_load_continues_bit_for_bit(tmp_path, name, policy, kwargs, context
     # 12 selects and updates with new values (states, keys, rewards) compiled once each; the
     # contextual buffer grew once (8 -> 16 rows), a new shape, hence one more compile
     expected = 2 if contextual else 1
-    assert agent._select._cache_size() - compiled[0] <= expected
-    assert agent._update._cache_size() - compiled[1] <= expected
+    assert agent._calls.select._cache_size() - compiled[0] <= expected
+    assert agent._calls.update._cache_size() - compiled[1] <= expected
 
 
 def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
@@ -177,10 +180,10 @@ def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
     ahead = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0)
     rng = np.random.default_rng(5)
     ahead_actions = play_slowly(ahead, 1, rng)
-    compiled = (ahead._select._cache_size(), ahead._update._cache_size())
+    compiled = (ahead._calls.select._cache_size(), ahead._calls.update._cache_size())
     ahead_actions += play_slowly(ahead, 19, rng)  # the buffer grows 4 -> 8 -> 16 -> 32
     assert ahead.state.history.capacity == 32
-    assert (ahead._select._cache_size(), ahead._update._cache_size()) == compiled
+    assert (ahead._calls.select._cache_size(), ahead._calls.update._cache_size()) == compiled
     assert sorted(k[0] for k in ahead._ahead.scheduled()) == [8, 16, 32, 64]
     bb.agent._calls._jitted.cache_clear()
     on_demand = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0, compile_ahead=False)

@@ -7,14 +7,28 @@ that changes while it runs (``add_arms`` / ``remove_arms``). Every input is vali
 state changes; a bad input raises an exception from :mod:`bayesbandit.errors` and leaves the agent
 as it was.
 
-The calls it makes live in :mod:`._calls` (compiled once per policy and shape), the checkpoint
-schema in :mod:`._persist`. A reloaded agent continues bit-for-bit.
+The calls it makes live in :mod:`._calls` (compiled once per policy and shape), the pending
+decisions in :mod:`._decisions`, the checkpoint schema in :mod:`._persist`. A reloaded agent
+continues bit-for-bit.
+
+Threads. Any number of threads may call every method at once. One lock orders the changes of
+state: each ``update`` (and ``add_arms``, ``remove_arms``) applies to the state the previous one
+left, so none is lost. A ``select`` of a JAX policy takes the current state and the next draw
+number under the lock and computes outside it, side by side with other selections and with an
+update in progress: its decision is the policy's choice from a state in that sequence, with the
+key of its draw (``fold_in(seed key, draw)``: the same seed and number of draws give the same
+keys however the calls interleave). A host policy's state changes in place, so its selections
+run under the lock. ``save`` writes a consistent snapshot taken under the lock, and one save at
+a time, so a later snapshot never lands before an earlier one.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+import time
+import uuid
 import warnings
 from typing import Any
 
@@ -24,7 +38,8 @@ import numpy as np
 
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
-from bayesbandit.agent._calls import CompileAhead, calls_for
+from bayesbandit.agent._calls import CompileAhead, calls_for, draw_data, draw_key
+from bayesbandit.agent._decisions import Decision, DecisionBook, check_decision_id
 from bayesbandit.agent._persist import (
     KIND,
     check_policy,
@@ -37,9 +52,13 @@ from bayesbandit.agent._persist import (
 from bayesbandit.checkpoint import array_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Explains, ModelBased, policy_kind
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
-from bayesbandit.validation import check_action, check_arms, check_feedback, check_int, check_item_ids
+from bayesbandit.propensities import DEFAULT_SAMPLES, Propensity
+from bayesbandit.propensities import propensity as propensity_of
+from bayesbandit.validation import check_action, check_arms, check_feedback, check_int, check_item_ids, check_scalar
 
 __all__ = ["Agent"]
+
+_PROPENSITY_STREAM = 0x50524F50  # folded into a draw's key for its propensity's Monte Carlo draws
 
 
 class Agent:
@@ -68,6 +87,15 @@ class Agent:
         doubled buffer, so the round in which the buffer grows does not stall on compilation (the
         doubled shape is new to XLA). Tracing stays in the calling thread (NumPyro's handlers are
         not thread-safe). Default true.
+    max_pending : int
+        Decisions awaiting their reward that the agent keeps (:meth:`decide`,
+        ``select(decision_id=...)``); past it the oldest expires. Default 100,000.
+    max_age : float, optional
+        Seconds after which a pending decision expires (default: never).
+
+    Notes
+    -----
+    Every method may be called from any number of threads (the module docstring says how).
 
     Examples
     --------
@@ -81,6 +109,15 @@ class Agent:
     >>> agent.update(arm, 1.0)
     >>> agent.num_updates
     1
+
+    Delayed rewards, credited to their own decision whatever the order they arrive in:
+
+    >>> first = agent.decide()
+    >>> second = agent.decide(decision_id="request-17")
+    >>> agent.update("request-17", 0.0)  # by id, before the earlier decision's reward
+    >>> agent.update(first, 1.0)
+    >>> agent.num_updates, agent.pending_decisions
+    (3, 0)
 
     A catalogue of item ids that changes while the agent runs:
 
@@ -103,6 +140,8 @@ class Agent:
         seed: int = 0,
         capacity: int | None = None,
         compile_ahead: bool = True,
+        max_pending: int = 100_000,
+        max_age: float | None = None,
     ) -> None:
         kind = policy_kind(policy)
         self._process = OwningProcess("Agent")
@@ -114,6 +153,10 @@ class Agent:
         seed = check_int("Agent", "seed", seed, low=0, high=2**32 - 1)
         if capacity is not None:
             capacity = check_int("Agent", "capacity", capacity, low=1)
+        max_pending = check_int("Agent", "max_pending", max_pending, low=1)
+        if max_age is not None:
+            check_scalar("Agent", "max_age", max_age, low=0.0, low_open=True)
+            max_age = float(max_age)
         self.policy = policy
         self._catalogue = isinstance(policy, Catalogued)
         key, init_key = jax.random.split(jax.random.PRNGKey(seed))
@@ -132,10 +175,13 @@ class Agent:
         self._support = policy.reward_support(self.d)
         if not self._catalogue:
             self.state = policy.init(self._arms, d=self.d, capacity=capacity, key=init_key)
-        self._key = key
+        self._key = key  # the seed key; draw i selects with fold_in(key, i) (._calls.draw_key)
+        self._draws = 0
+        self._lock = threading.RLock()  # orders every change of state (module docstring)
+        self._save_lock = threading.Lock()  # one save at a time, in the order of their snapshots
+        self._decisions = DecisionBook(max_pending, max_age)
         self._kind = kind
         self._calls = calls_for(policy, kind)
-        self._select, self._update = self._calls.select, self._calls.update
         self._combinatorial = isinstance(policy, Combinatorial)
         self._buffered = isinstance(policy, Buffered)
         self._explains = isinstance(policy, Explains)
@@ -156,8 +202,18 @@ class Agent:
     def __reduce__(self) -> Any:
         self._process.refuse_pickle()
 
+    @property
+    def pending_decisions(self) -> int:
+        """Decisions made with an id whose reward has not arrived (nor expired)."""
+        return len(self._decisions)
+
+    @property
+    def expired_decisions(self) -> int:
+        """Decisions that expired before their reward (past ``max_pending`` or ``max_age``), since creation."""
+        return self._decisions.expired_count
+
     # ------------------------------------------------------------------------------ acting
-    def select(self, arms: ArrayLike | None = None, *, n: int | None = None) -> Any:
+    def select(self, arms: ArrayLike | None = None, *, n: int | None = None, decision_id: str | None = None) -> Any:
         """Choose an action: an index into the fixed arm set, or into ``arms`` (K, d) if given; an item id for a catalogue.
 
         Parameters
@@ -171,6 +227,10 @@ class Agent:
             ``n`` independent coin flips) and the ``n`` arms differ where the posterior is
             uncertain; a deterministic policy (UCB) returns its best arm ``n`` times, up to
             random tie-breaks. Report the rewards with :meth:`update_many`.
+        decision_id : str, optional
+            Record the decision under this id (a request id, say), with its arms: a later
+            ``update(decision_id, reward)`` credits this decision's arms and action, whatever
+            was selected in between. :meth:`decide` returns the whole :class:`Decision`.
 
         Returns
         -------
@@ -179,19 +239,104 @@ class Agent:
         """
         self._process.check("select")
         if n is not None:
+            if decision_id is not None:
+                raise InvalidInput(
+                    "select: 'n' and 'decision_id' cannot be combined (one id names one decision). Fix: call "
+                    "decide() once per decision; the agent state was not changed."
+                )
             n = check_int("Agent.select", "n", n, low=1)
+            arms_np, arms_call = self._round_arms(arms)
+            with self._lock:
+                actions, info = self._calls.select_many(n, self.state, arms_call, self._key, self._next_draw())
+                self._after_select(arms_np, arms_call, info, n)
+            return np.asarray(actions)
+        if decision_id is None:
+            return self._select(arms)[0]
+        return self._decide(arms, check_decision_id("select", decision_id)).action
+
+    def decide(
+        self, arms: ArrayLike | None = None, *, decision_id: str | None = None, propensity: bool | int = False
+    ) -> Decision:
+        """:meth:`select`, recorded as a :class:`Decision` whose reward may come later, in any order.
+
+        Parameters
+        ----------
+        arms : array, shape (K, d), optional
+            This round's arms (contextual agents only); the decision keeps them.
+        decision_id : str, optional
+            The decision's id (a request id, say; at most 256 characters); default a fresh UUID.
+        propensity : bool or int
+            Also compute the probability that the policy chose this action in the state it chose
+            from (:func:`bayesbandit.propensities.propensity`): exact for the UCB rules and
+            epsilon-greedy, else a Monte Carlo estimate from ``propensity`` draws (``True``:
+            1,000) with its standard error, never below ``1 / draws``.
+
+        Returns
+        -------
+        Decision
+            Its ``id``, ``action``, ``time`` and (if asked) ``propensity``, ``propensity_se``.
+            Pass it, or its id, to :meth:`update` with the reward. Pending decisions are bounded
+            (``max_pending``, ``max_age``) and saved with the agent.
+        """
+        self._process.check("decide")
+        decision_id = uuid.uuid4().hex if decision_id is None else check_decision_id("decide", decision_id)
+        samples = None
+        if propensity is not False:
+            samples = DEFAULT_SAMPLES if propensity is True else check_int("decide", "propensity", propensity, low=1)
+        return self._decide(arms, decision_id, samples)
+
+    def _decide(self, arms: ArrayLike | None, decision_id: str, samples: int | None = None) -> Decision:
+        with self._lock:
+            self._decisions.check_new("select", decision_id)
+        action, arms_np, law = self._select(arms, samples)
+        decision = Decision(decision_id, action, time.time(), *((law.value, law.se) if law else (None, None)))
+        with self._lock:
+            self._decisions.check_new("select", decision_id)  # another thread may have taken it meanwhile
+            self._decisions.add(decision, None if self._arms is not None else arms_np)
+        return decision
+
+    def _select(self, arms: ArrayLike | None, samples: int | None = None) -> tuple[Any, np.ndarray | None, Any]:
+        """One selection from the current state with the next draw's key: ``(action, its arms, its propensity)``
+        (the propensity, with ``samples`` Monte Carlo draws, only if ``samples`` is given)."""
         arms_np, arms_call = self._round_arms(arms)
-        if n is None:
-            select = self._ahead.executable(0, self.state, arms_call) if self._ahead else self._select
-            key, action, info = select(self.state, arms_call, self._key)
-        else:
-            key, action, info = self._calls.select_many(n, self.state, arms_call, self._key)
-        self._key = key
+        if self._kind == "host":  # its state changes in place: select under the lock
+            with self._lock:
+                state, draw = self.state, self._next_draw()
+                action, info = self._select_call(state, arms_call)(state, arms_call, self._key, draw)
+                self._after_select(arms_np, arms_call, info, None)
+                law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
+        else:  # a snapshot and a draw number under the lock, the computation outside it
+            with self._lock:
+                state, draw = self.state, self._next_draw()
+                select = self._select_call(state, arms_call)
+            action, info = select(state, arms_call, self._key, draw)
+            with self._lock:
+                self._after_select(arms_np, arms_call, info, None)
+            law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
+        action = np.asarray(action)
+        return (int(action) if action.ndim == 0 else action), arms_np, law
+
+    def _propensity(self, state: Any, arms_call: Any, action: Any, draw: np.ndarray, samples: int) -> Propensity:
+        """The propensity of ``action`` in ``state``, with Monte Carlo keys apart from every selection's."""
+        key = jax.random.fold_in(draw_key(self._key, draw), _PROPENSITY_STREAM)
+        return propensity_of(self.policy, state, arms_call, np.asarray(action), key, samples=samples)
+
+    def _select_call(self, state: Any, arms_call: Any) -> Any:
+        return self._ahead.executable(0, state, arms_call) if self._ahead else self._calls.select
+
+    def _next_draw(self) -> np.ndarray:
+        """The next draw number's words (under the lock)."""
+        draw = draw_data(self._draws)
+        self._draws += 1
+        return draw
+
+    def _after_select(self, arms_np: np.ndarray | None, arms_call: Any, info: Any, n: int | None) -> None:
+        """What a selection leaves for a plain ``update(action, reward)`` (under the lock)."""
         self._last_arms, self._last_arms_call = arms_np, arms_call
         self.last_select_info = info
-        action = np.asarray(action)
-        self._action_shape = action.shape if n is None else action.shape[1:]
-        return int(action) if action.ndim == 0 else action
+        if self._action_shape is None:
+            shape = self.policy.action_shape if self._combinatorial else ()
+            self._action_shape = tuple(shape)
 
     def _round_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:
         """The arms a selection indexes, validated: ``(NumPy array, what the compiled calls take)``."""
@@ -235,37 +380,85 @@ class Agent:
     def _held(self, ids: np.ndarray) -> np.ndarray:
         return self.policy.held(self.state, ids)
 
-    def update(self, action: Any, reward: Any) -> None:
-        """Record ``reward`` for ``action`` (indices into the fixed set, or into the last ``select`` arms; an item id).
+    def update(self, action: Any, reward: Any, *, arms: ArrayLike | None = None) -> None:
+        """Record ``reward`` for a decision, or for ``action`` (indices into the fixed set or ``arms``; an item id).
+
+        Parameters
+        ----------
+        action : Decision, str, int or int array
+            A :class:`Decision` from :meth:`decide`, or the ``decision_id`` given to
+            :meth:`select` or :meth:`decide`: the reward is credited to that decision's own arms
+            and action, after any delay and in any order. Otherwise what :meth:`select` returned.
+        reward : float or float array
+        arms : array, shape (K, d), optional
+            Contextual agents, with an action: the arms it indexes. Default: the arms of the
+            agent's last ``select`` (of any thread): with selections in between, or several
+            threads, pass them, or use decisions.
 
         Raises
         ------
         InvalidInput
             A malformed action or reward (wrong shape, out of range, non-finite, outside the
             reward model's support); the agent is unchanged.
+        UnknownDecision, ExpiredDecision, DecisionAlreadyRewarded
+            A decision this agent does not hold pending; the agent is unchanged.
         UnknownArm
             An item id that is not in the catalogue; the agent is unchanged.
         NotConverged
             The update produced non-finite state; the agent is unchanged.
         """
         self._process.check("update")
+        decision_id = action.id if isinstance(action, Decision) else action if isinstance(action, str) else None
+        if decision_id is not None and arms is not None:
+            raise InvalidInput(
+                "update: a decision keeps its own arms; pass arms= only with a plain action. Fix: omit arms=; the "
+                "agent state was not changed."
+            )
+        with self._lock:
+            if decision_id is not None:
+                decision, decision_arms = self._decisions.get(decision_id)
+                arms_np, arms_call = (self._arms, self._arms_call) if self._arms is not None else (decision_arms,) * 2
+                self._update_one(decision.action, reward, arms_np, arms_call)
+                self._decisions.settle(decision_id)
+            else:
+                self._update_one(action, reward, *self._update_arms(arms))
+
+    def _update_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:
+        """The arms a plain ``update``'s action indexes: the fixed set, the given ones or the last select's."""
         if self._catalogue:
-            index = check_item_ids(action, self._held)
-            arms_call = None
-        else:
-            arms = self._arms if self._arms is not None else self._last_arms
-            if arms is None:
+            if arms is not None:
                 raise InvalidInput(
-                    "update(action, reward) on a contextual agent needs a previous select(arms): the action indexes "
-                    "those arms. Fix: call select(arms) first; the agent state was not changed."
+                    "this agent's arms are a catalogue held by the policy: omit arms=; the agent state was not changed."
                 )
-            num_arms, shape = self._action_layout(arms.shape[0])
+            return None, None
+        if self._arms is not None:
+            if arms is not None and not np.array_equal(np.asarray(arms), self._arms):
+                raise InvalidInput(
+                    "this agent has a fixed arm set; update(action, reward) indexes it. Fix: omit arms=; the agent "
+                    "state was not changed."
+                )
+            return self._arms, self._arms_call
+        if arms is not None:
+            given = check_arms(arms, dim=self.d)
+            return given, given
+        if self._last_arms is None:
+            raise InvalidInput(
+                "update(action, reward) on a contextual agent needs the arms the action indexes. Fix: pass "
+                "arms=, use a Decision from decide(), or call select(arms) first; the agent state was not changed."
+            )
+        return self._last_arms, self._last_arms_call
+
+    def _update_one(self, action: Any, reward: Any, arms_np: np.ndarray | None, arms_call: Any) -> None:
+        """Validate, update and commit one reward (under the lock)."""
+        if arms_np is None:  # a catalogue's item id
+            index = check_item_ids(action, self._held)
+        else:
+            num_arms, shape = self._action_layout(arms_np.shape[0])
             index = check_action(action, num_arms, shape)
-            arms_call = self._arms_call if self._arms is not None else self._last_arms_call
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         action_host = index if self._catalogue else index.astype(np.int32)
-        update = self._ahead.executable(1, state, arms_call) if self._ahead else self._update
+        update = self._ahead.executable(1, state, arms_call) if self._ahead else self._calls.update
         new_state, info = update(state, arms_call, action_host, value)
         self._commit(new_state, info, 1, lambda: (info, f"for reward {reward!r} of action {action!r}"))
         if self._ahead is not None:
@@ -298,6 +491,10 @@ class Agent:
             The updates produced non-finite state; the agent is unchanged.
         """
         self._process.check("update_many")
+        with self._lock:
+            self._update_many(actions, rewards, arms)
+
+    def _update_many(self, actions: Any, rewards: Any, arms: ArrayLike | None) -> None:
         count = int(np.shape(actions)[0]) if np.ndim(actions) >= 1 else 0
         if count == 0:
             raise InvalidInput(
@@ -377,7 +574,7 @@ class Agent:
             kind = re.sub(r"\[[^\]]*\]|\(.*?\)|[-+]?\d[\d.e+-]*", "#", message)  # the message without its numbers
             if kind not in self._warned:  # once per kind of problem, not every round
                 self._warned.add(kind)
-                warnings.warn(message, RuntimeWarning, stacklevel=3)
+                warnings.warn(message, RuntimeWarning, stacklevel=4)
         self.state = new_state
         self.last_update_info = info
         self.num_updates += count
@@ -393,7 +590,8 @@ class Agent:
             finite rows of the catalogue's dimension; the agent is unchanged.
         """
         self._process.check("add_arms")
-        self.state = self._catalogue_policy("add_arms").add_arms(self.state, ids, features)
+        with self._lock:
+            self.state = self._catalogue_policy("add_arms").add_arms(self.state, ids, features)
 
     def remove_arms(self, ids: Any) -> None:
         """Items leaving the catalogue (a :class:`~bayesbandit.contract.Catalogued` policy): validated first.
@@ -404,7 +602,8 @@ class Agent:
             The policy's arm set cannot change, or an id is not held; the agent is unchanged.
         """
         self._process.check("remove_arms")
-        self.state = self._catalogue_policy("remove_arms").remove_arms(self.state, ids)
+        with self._lock:
+            self.state = self._catalogue_policy("remove_arms").remove_arms(self.state, ids)
 
     def _catalogue_policy(self, method: str) -> Any:
         if not self._catalogue:
@@ -425,8 +624,18 @@ class Agent:
             A host policy that cannot hand its state to a checkpoint (no ``HostState`` capability).
         """
         self._process.check("save")
+        with self._save_lock:  # saves land in the order of their snapshots
+            with self._lock:
+                header, arrays = self._snapshot()
+            write_checkpoint(path, header, arrays)
+
+    def _snapshot(self) -> tuple[dict[str, Any], list[np.ndarray]]:
+        """The checkpoint's header and arrays (under the lock; host state copied, JAX arrays are immutable)."""
         layout, state = state_arrays(self.policy, self._kind, self.state)
+        if self._kind == "host":
+            state = [np.array(a, copy=True) for a in state]
         has_last_arms = self._last_arms is not None and self._arms is None
+        book, book_arrays = self._decisions.parts()
         header = {
             "kind": KIND,
             "policy": policy_description(self.policy),
@@ -435,8 +644,10 @@ class Agent:
             "d": self.d,
             "capacity": self.policy.capacity(self.state) if self._buffered else None,
             "num_updates": self.num_updates,
+            "draws": self._draws,
             "action_shape": None if self._action_shape is None else list(self._action_shape),
             "has_last_arms": has_last_arms,
+            "decisions": {**book, "max_pending": self._decisions.max_pending, "max_age": self._decisions.max_age},
             "state": layout,
         }
         arrays = [key_data(self._key)]
@@ -444,10 +655,18 @@ class Agent:
             arrays.append(self._arms)
         if has_last_arms:
             arrays.append(np.asarray(self._last_arms))
-        write_checkpoint(path, header, [*arrays, *state])
+        return header, [*arrays, *book_arrays, *state]
 
     @classmethod
-    def load(cls, path: str | os.PathLike, policy: Any, *, arms: ArrayLike | None = None) -> Agent:
+    def load(
+        cls,
+        path: str | os.PathLike,
+        policy: Any,
+        *,
+        arms: ArrayLike | None = None,
+        max_pending: int | None = None,
+        max_age: float | None = None,
+    ) -> Agent:
         """Read a checkpoint written by :meth:`save` for ``policy``.
 
         Parameters
@@ -458,6 +677,9 @@ class Agent:
             program); the file holds no code, so the caller supplies it.
         arms : array, shape (K, d), optional
             If given, the arm set the agent must have been saved with.
+        max_pending, max_age : optional
+            Bounds on pending decisions (:class:`Agent`); default: those it was saved with. The
+            pending decisions saved come back with it.
 
         Raises
         ------
@@ -479,8 +701,19 @@ class Agent:
                     f"{name!r} was written for another arm set than the one given. Fix: load without arms=, "
                     "or pass the arm set it was saved with."
                 )
-        agent = cls(policy, saved_arms, d=int(meta["d"]), capacity=meta["capacity"])
+        book = meta["decisions"]
+        book_arrays = [arrays.pop(0), arrays.pop(0)]
+        agent = cls(
+            policy,
+            saved_arms,
+            d=int(meta["d"]),
+            capacity=meta["capacity"],
+            max_pending=book["max_pending"] if max_pending is None else max_pending,
+            max_age=book["max_age"] if max_age is None else max_age,
+        )
         agent.state = state_from_arrays(name, policy, agent._kind, agent.state, meta["state"], arrays)
+        agent._decisions.restore(book, book_arrays)
+        agent._draws = int(meta["draws"])
         agent._key = key
         agent._last_arms = last_arms
         agent._last_arms_call = last_arms

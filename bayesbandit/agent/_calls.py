@@ -22,21 +22,33 @@ import numpy as np
 
 from bayesbandit.contract import Buffered
 
-__all__ = ["Calls", "calls_for", "CompileAhead"]
+__all__ = ["Calls", "calls_for", "CompileAhead", "draw_data", "draw_key"]
 
 
-def _select_and_split(policy: Any, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
-    """One call: advance the agent's key and select with a fresh subkey."""
-    key, sub = jax.random.split(key)
-    action, info = policy.select(state, arms, sub)
-    return key, action, info
+def draw_data(draw: int) -> np.ndarray:
+    """The agent's draw counter as the two uint32 words :func:`draw_key` folds in."""
+    return np.array([draw >> 32, draw & 0xFFFFFFFF], np.uint32)
 
 
-def _select_many(policy: Any, n: int, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
-    """One call: advance the key and make ``n`` selections from the same state, each with its own subkey."""
-    key, sub = jax.random.split(key)
-    actions, info = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(sub, n))
-    return key, actions, info
+def draw_key(key: Any, draw: Any) -> Any:
+    """The key of the agent's ``draw``-th selection: its seed key with the counter's words folded in.
+
+    A counter, not a chain of splits: a selection's key is known before the one before it ends, so
+    threads select side by side, and the same seed and count give the same key however the calls
+    interleave.
+    """
+    return jax.random.fold_in(jax.random.fold_in(key, draw[0]), draw[1])
+
+
+def _select(policy: Any, state: Any, arms: Any, key: Any, draw: Any) -> tuple[Any, Any]:
+    """One call: select with the key of draw ``draw``."""
+    return policy.select(state, arms, draw_key(key, draw))
+
+
+def _select_many(policy: Any, n: int, state: Any, arms: Any, key: Any, draw: Any) -> tuple[Any, Any]:
+    """One call: ``n`` selections from the same state, each with its own key split from draw ``draw``'s."""
+    keys = jax.random.split(draw_key(key, draw), n)
+    return jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, keys)
 
 
 def _update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:
@@ -49,10 +61,9 @@ def _update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions
     return jax.lax.scan(step, state, (arms, actions, feedback) if arms_per_row else (actions, feedback))
 
 
-def _host_select_many(policy: Any, n: int, state: Any, arms: Any, key: Any) -> tuple[Any, Any, Any]:
-    key, sub = jax.random.split(key)
-    chosen = [policy.select(state, arms, k) for k in jax.random.split(sub, n)]
-    return key, _stack([action for action, _ in chosen]), _stack([info for _, info in chosen])
+def _host_select_many(policy: Any, n: int, state: Any, arms: Any, key: Any, draw: Any) -> tuple[Any, Any]:
+    chosen = [policy.select(state, arms, k) for k in jax.random.split(draw_key(key, draw), n)]
+    return _stack([action for action, _ in chosen]), _stack([info for _, info in chosen])
 
 
 def _host_update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:
@@ -71,9 +82,9 @@ def _stack(trees: list[Any]) -> Any:
 class Calls(NamedTuple):
     """What an agent calls: compiled for a JAX policy, plain Python (loops for the batches) for a host one."""
 
-    select: Any  # (state, arms, key) -> (key, action, info)
+    select: Any  # (state, arms, key, draw) -> (action, info)
     update: Any  # (state, arms, action, feedback) -> (state, info)
-    select_many: Any  # (n, state, arms, key) -> (key, actions, info stacked)
+    select_many: Any  # (n, state, arms, key, draw) -> (actions, info stacked)
     update_many: Any  # (arms_per_row, state, arms, actions, feedback) -> (state, info stacked)
 
 
@@ -81,7 +92,7 @@ class Calls(NamedTuple):
 def _jitted(policy: Any) -> Calls:
     """Compiled calls, shared by every agent of an equal policy (one compile per shape)."""
     return Calls(
-        jax.jit(functools.partial(_select_and_split, policy)),
+        jax.jit(functools.partial(_select, policy)),
         jax.jit(policy.update),
         jax.jit(functools.partial(_select_many, policy), static_argnums=0),
         jax.jit(functools.partial(_update_many, policy), static_argnums=0),
@@ -92,7 +103,7 @@ def calls_for(policy: Any, kind: str) -> Calls:
     """The calls of ``policy`` of ``kind`` (``"jax"`` or ``"host"``)."""
     if kind == "host":  # a host policy compiles its own parts
         return Calls(
-            functools.partial(_select_and_split, policy),
+            functools.partial(_select, policy),
             policy.update,
             functools.partial(_host_select_many, policy),
             functools.partial(_host_update_many, policy),
@@ -110,6 +121,9 @@ def _ahead_id(capacity: int | None, arms: Any) -> tuple:
 
 def _spec(value: Any) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(np.shape(value), jax.dtypes.canonicalize_dtype(np.asarray(value).dtype))
+
+
+_DRAW = jax.ShapeDtypeStruct((2,), np.uint32)
 
 
 def _call_compiled(compiled: Any, jitted: Any, *args: Any) -> Any:
@@ -158,8 +172,8 @@ class CompileAhead:
 
     def prepare(self, state: Any, key: Any, arms: Any) -> None:
         """Compile ``select`` and ``update`` for ``state`` and a fixed arm set, each in its own thread."""
-        select = self._calls.select.lower(state, _spec(arms), _spec(key))
-        action = select.out_info[1]  # the update takes an action of this shape, and a float reward per arm of it
+        select = self._calls.select.lower(state, _spec(arms), _spec(key), _DRAW)
+        action = select.out_info[0]  # the update takes an action of this shape, and a float reward per arm of it
         zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
         self._submit(_ahead_id(self._capacity(state), arms), state, key, (arms, *zeros), select)
 
@@ -178,7 +192,7 @@ class CompileAhead:
     def _submit(self, ahead_id: tuple, state: Any, key: Any, update_args: tuple, select: Any = None) -> None:
         arms, action, feedback = jax.tree.map(_spec, update_args)
         lowered = (
-            select or self._calls.select.lower(state, arms, _spec(key)),
+            select or self._calls.select.lower(state, arms, _spec(key), _DRAW),
             self._calls.update.lower(state, arms, action, feedback),
         )
         self._pool = self._pool or ThreadPoolExecutor(max_workers=2, thread_name_prefix="bayesbandit-compile")

@@ -26,7 +26,7 @@ from bayesbandit.inference.fingerprint import program_fingerprint
 
 __all__ = ["KIND", "policy_description", "program_of", "key_data", "state_arrays", "state_from_arrays", "check_policy"]
 
-KIND = "bayesbandit-agent"
+KIND = "bayesbandit-agent-2"  # 2: draw counter and pending decisions
 
 
 def _describe(value: Any) -> Any:
@@ -111,6 +111,11 @@ def check_policy(path: str | os.PathLike, meta: dict[str, Any], policy: Any) -> 
     """Raise :class:`CheckpointError` unless ``meta`` was written by an Agent of ``policy``."""
     name = os.fspath(path)
     if meta.get("kind") != KIND:
+        if str(meta.get("kind", "")).startswith("bayesbandit-agent"):
+            raise CheckpointError(
+                f"{name!r} is an Agent checkpoint of another layout ({meta['kind']!r}; this bayesbandit reads "
+                f"{KIND!r}). Fix: load it with the bayesbandit that wrote it and keep serving, or start a new agent."
+            )
         raise CheckpointError(f"{name!r} is a bayesbandit checkpoint but not of an Agent.")
     expected = policy_description(policy)
     if meta["policy"]["class"] != expected["class"]:

@@ -13,6 +13,7 @@ requires.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +23,14 @@ from bayesbandit._numerics import jittered_cholesky, random_argmax
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 
-__all__ = ["exploration_scores", "exploration_order", "choose", "resolve_num_explore", "init_arms"]
+__all__ = [
+    "exploration_scores",
+    "exploration_order",
+    "choice_scores",
+    "choose",
+    "resolve_num_explore",
+    "init_arms",
+]
 
 DEFAULT_CAPACITY = 1024
 
@@ -67,8 +75,7 @@ def exploration_order(arms: Array, num: int) -> Array:
     return order.astype(jnp.int32)
 
 
-def choose(
-    key: PRNGKey,
+def choice_scores(
     scores: Array,
     arms: Array,
     t: Array,
@@ -76,19 +83,28 @@ def choose(
     order: Array | None,
     gram: Callable[[], Array],
 ) -> tuple[Array, Array]:
-    """The arm to pull and whether this is an initial-exploration round.
+    """The scores whose random-tie-break argmax is the round's arm, and whether this is an
+    initial-exploration round.
 
-    Outside exploration: a random-tie-break argmax of ``scores``. In exploration round ``t``:
-    ``order[t]`` for a fixed arm set, else the arm maximising :func:`exploration_scores` under
-    the design matrix ``gram()`` (computed only in exploration rounds).
+    Outside exploration: ``scores``. In exploration round ``t``: one-hot at ``order[t]`` for a
+    fixed arm set, else :func:`exploration_scores` under the design matrix ``gram()`` (computed
+    only in exploration rounds).
     """
     exploring = t < num_explore
     if num_explore == 0:
-        return random_argmax(key, scores), exploring
+        return scores, exploring
     if order is not None:
-        greedy = random_argmax(key, scores)
-        return jnp.where(exploring, order[jnp.minimum(t, num_explore - 1)], greedy), exploring
-    chosen = jax.lax.cond(exploring, lambda: exploration_scores(gram(), arms), lambda: scores)
+        first = (jnp.arange(scores.shape[0]) == order[jnp.minimum(t, num_explore - 1)]).astype(scores.dtype)
+        return jnp.where(exploring, first, scores), exploring
+    return jax.lax.cond(exploring, lambda: exploration_scores(gram(), arms), lambda: scores), exploring
+
+
+def choose(key: PRNGKey, *inputs: Any) -> tuple[Array, Array]:
+    """The arm to pull, a random-tie-break argmax of :func:`choice_scores` ``(*inputs)``, and whether
+    this is an initial-exploration round. Its law given the scores is
+    ``tie_probabilities(choice_scores(*inputs)[0])`` (exact propensities of policies whose scores
+    are not random)."""
+    chosen, exploring = choice_scores(*inputs)
     return random_argmax(key, chosen), exploring
 
 

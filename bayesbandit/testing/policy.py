@@ -141,9 +141,9 @@ def check_compiles_once(policy: Any) -> None:
     name = policy_id(policy)
     agent = _agent(policy)
     play(agent, 1, 0)  # compiles (or reuses what an equal policy compiled for these shapes)
-    first = (agent._select._cache_size(), agent._update._cache_size())
+    first = (agent._calls.select._cache_size(), agent._calls.update._cache_size())
     play(agent, 4, 1)
-    sizes = (agent._select._cache_size(), agent._update._cache_size())
+    sizes = (agent._calls.select._cache_size(), agent._calls.update._cache_size())
     assert sizes == first, f"{name}: select/update compiled {sizes} times, {first} after round 1 (state drifts?)"
     short_run(policy)
     start, chunk, traces = program(policy)

@@ -19,13 +19,21 @@ import numpy as np
 
 from bayesbandit._compile import jit_once
 from bayesbandit._gaussian_linear import DesignInverse
+from bayesbandit._numerics import tie_probabilities
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.history import ArmHistory, OnlineHistory, RowHistory
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.inference.prior_check import check_prior_mode
 from bayesbandit.inference.solvers import DenseNewton, Solver
-from bayesbandit.policies._explore import DEFAULT_CAPACITY, choose, exploration_order, init_arms, resolve_num_explore
+from bayesbandit.policies._explore import (
+    DEFAULT_CAPACITY,
+    choice_scores,
+    choose,
+    exploration_order,
+    init_arms,
+    resolve_num_explore,
+)
 from bayesbandit.policies._program import ProgramPolicy
 from bayesbandit.validation import check_choice, check_int
 
@@ -307,6 +315,23 @@ class GLMPolicy(ProgramPolicy):
     def scores(self, state: GLMState, arms: Array, key: PRNGKey, bound: BoundModel) -> tuple[Array, Any]:
         """Per-arm scores and the policy's Info (with ``exploring`` filled in by ``select``)."""
         raise NotImplementedError
+
+    def _choice_law(self, state: GLMState, arms: Array, scores: Array) -> tuple[Array, Array]:
+        """``(law of select's arm given these scores, exploring)``: see :func:`choose`."""
+        num_explore = resolve_num_explore(self.num_explore, arms.shape[1])
+        chosen, exploring = choice_scores(scores, arms, state.t, num_explore, state.explore_order, state.history.gram)
+        return tie_probabilities(chosen), exploring
+
+
+class ExactScores:
+    """Mixin of GLM policies whose scores are not random (the UCB rules): ``select``'s law is exact."""
+
+    def action_probabilities(self: Any, state: GLMState, arms: Array) -> Array:
+        """The probability of each arm under ``select(state, arms, key)`` over ``key``, shape (K,):
+        uniform over the tied maxima of the scores (or of the initial-exploration rule)."""
+        arms = jnp.asarray(arms, dtype=float)
+        scores, _ = self.scores(state, arms, jax.random.PRNGKey(0), self.bound(arms.shape[1]))
+        return self._choice_law(state, arms, scores)[0]
 
 
 @functools.partial(jit_once, static_argnums=(2, 3))

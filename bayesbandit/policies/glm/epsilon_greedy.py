@@ -55,3 +55,12 @@ class EpsilonGreedy(GLMPolicy):
         at_random = jax.random.uniform(key_coin) < self.epsilon
         scores = jnp.where(at_random, uniform, greedy)
         return scores, EpsilonGreedyInfo(jnp.all(jnp.isfinite(theta)), scores, theta, at_random, jnp.asarray(False))
+
+    def action_probabilities(self, state: GLMState, arms: Array) -> Array:
+        """The probability of each arm under ``select(state, arms, key)`` over ``key``, shape (K,):
+        ``(1 - epsilon) / |ties|`` on the greedy arms' ties plus ``epsilon / K`` on every arm (a
+        uniform draw's argmax), or the initial-exploration rule's law in its rounds."""
+        arms = jnp.asarray(arms, dtype=float)
+        greedy = self.bound(arms.shape[1]).mean_reward(state.fit.theta, arms)
+        law, exploring = self._choice_law(state, arms, greedy)
+        return jnp.where(exploring, law, (1.0 - self.epsilon) * law + self.epsilon / arms.shape[0])

@@ -11,7 +11,7 @@ from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
 from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.potential import BoundModel
-from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
+from bayesbandit.policies.glm._policy import ExactScores, GLMPolicy, GLMState
 from bayesbandit.validation import check_scalar
 
 __all__ = ["GLMUCB", "GLMUCBInfo", "DesignWidths", "design_widths"]
@@ -53,7 +53,7 @@ def design_widths(state: GLMState, arms: Array) -> Array:
 
 
 @register_policy(data_fields=["rho"])
-class GLMUCB(DesignWidths, GLMPolicy):
+class GLMUCB(ExactScores, DesignWidths, GLMPolicy):
     """GLM-UCB: optimism in the mean-reward space.
 
     .. math::  I_t = \\arg\\max_i \\mu(x_i; \\bar\\theta_t) + \\rho \\|x_i\\|_{G_t^{-1}}

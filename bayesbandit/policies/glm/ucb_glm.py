@@ -11,7 +11,7 @@ from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
 from bayesbandit.errors import ModelSpecError
 from bayesbandit.inference.potential import BoundModel
-from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
+from bayesbandit.policies.glm._policy import ExactScores, GLMPolicy, GLMState
 from bayesbandit.policies.glm.glm_ucb import DesignWidths
 from bayesbandit.validation import check_scalar
 
@@ -29,7 +29,7 @@ class UCBGLMInfo(NamedTuple):
 
 
 @register_policy(data_fields=["alpha"])
-class UCBGLM(DesignWidths, GLMPolicy):
+class UCBGLM(ExactScores, DesignWidths, GLMPolicy):
     """UCB-GLM: optimism in the linear-predictor space.
 
     .. math::  I_t = \\arg\\max_i \\eta(x_i; \\bar\\theta_t) + \\alpha \\|x_i\\|_{G_t^{-1}}

@@ -96,13 +96,16 @@ class RidgePolicy:
         key_scores, key_choice = jax.random.split(key)
         chol, theta_hat = gl.estimate(state.precision, state.b)
         scores, info = self.scores(chol, theta_hat, arms, key_scores)
+        action, exploring = choose(key_choice, scores, arms, *self._choice_inputs(state, d))
+        return action, info._replace(exploring=exploring)
+
+    def _choice_inputs(self, state: RidgeState, d: int) -> tuple[Array, int, Array | None, Any]:
+        """``(t, num_explore, order, gram)``: what :func:`choose` takes besides the scores."""
 
         def gram() -> Array:
-            return state.precision - self.lam * jnp.eye(d, dtype=arms.dtype)
+            return state.precision - self.lam * jnp.eye(d, dtype=state.b.dtype)
 
-        num_explore = resolve_num_explore(self.num_explore, d)
-        action, exploring = choose(key_choice, scores, arms, state.t, num_explore, state.explore_order, gram)
-        return action, info._replace(exploring=exploring)
+        return state.t, resolve_num_explore(self.num_explore, d), state.explore_order, gram
 
     def scores(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey) -> tuple[Array, Any]:
         """Per-arm scores and the policy's Info (with ``exploring`` filled in by ``select``)."""

@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import KW_ONLY
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
+from bayesbandit import _gaussian_linear as gl
 from bayesbandit._gaussian_linear import mahalanobis_norms
+from bayesbandit._numerics import tie_probabilities
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
-from bayesbandit.policies.linear._ridge import RidgePolicy
+from bayesbandit.policies._explore import choice_scores
+from bayesbandit.policies.linear._ridge import RidgePolicy, RidgeState
 from bayesbandit.validation import check_scalar
 
 __all__ = ["LinUCB", "LinUCBInfo"]
@@ -57,3 +61,11 @@ class LinUCB(RidgePolicy):
         widths = mahalanobis_norms(chol, arms)
         scores = arms @ theta_hat + self.alpha * widths
         return scores, LinUCBInfo(~jnp.any(jnp.isnan(scores)), scores, theta_hat, widths, jnp.asarray(False))
+
+    def action_probabilities(self, state: RidgeState, arms: Array) -> Array:
+        """The probability of each arm under ``select(state, arms, key)`` over ``key``, shape (K,):
+        uniform over the tied maxima of the upper confidence bounds (or of the initial-exploration rule)."""
+        arms = jnp.asarray(arms, dtype=state.b.dtype)
+        chol, theta_hat = gl.estimate(state.precision, state.b)
+        scores, _ = self.scores(chol, theta_hat, arms, jax.random.PRNGKey(0))
+        return tie_probabilities(choice_scores(scores, arms, *self._choice_inputs(state, arms.shape[1]))[0])
