@@ -2,10 +2,11 @@
 
 One job a module: :mod:`._agent` the public class (validation, keys, failure handling),
 :mod:`._calls` the compiled-call cache and compiling ahead, :mod:`._decisions` the pending decisions,
-:mod:`._persist` the checkpoint schema.
+:mod:`._log` the SQLite decision log, :mod:`._persist` the checkpoint schema.
 """
 
 from bayesbandit.agent._agent import Agent
 from bayesbandit.agent._decisions import Decision
+from bayesbandit.agent._log import DecisionLog, read_log
 
-__all__ = ["Agent", "Decision"]
+__all__ = ["Agent", "Decision", "DecisionLog", "read_log"]

@@ -24,6 +24,8 @@ a time, so a later snapshot never lands before an earlier one.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
@@ -40,6 +42,7 @@ from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
 from bayesbandit.agent._calls import CompileAhead, calls_for, draw_data, draw_key
 from bayesbandit.agent._decisions import Decision, DecisionBook, check_decision_id
+from bayesbandit.agent._log import DecisionLog, decision_arms
 from bayesbandit.agent._persist import (
     KIND,
     check_policy,
@@ -59,6 +62,19 @@ from bayesbandit.validation import check_action, check_arms, check_feedback, che
 __all__ = ["Agent"]
 
 _PROPENSITY_STREAM = 0x50524F50  # folded into a draw's key for its propensity's Monte Carlo draws
+
+
+def _draw_number(draw: np.ndarray) -> int:
+    """The draw counter from its two uint32 words (:func:`._calls.draw_data`)."""
+    return (int(draw[0]) << 32) | int(draw[1])
+
+
+def _fingerprint(policy: Any, d: int) -> str:
+    """What the decision log records as the policy: its class and a hash of its hyper-parameters and program."""
+    description = policy_description(policy)
+    program = program_of(policy, d)
+    digest = hashlib.sha256(json.dumps([description, program], sort_keys=True).encode()).hexdigest()[:16]
+    return f"{description['class']}:{digest}"
 
 
 class Agent:
@@ -92,6 +108,11 @@ class Agent:
         ``select(decision_id=...)``); past it the oldest expires. Default 100,000.
     max_age : float, optional
         Seconds after which a pending decision expires (default: never).
+    log : path-like or DecisionLog, optional
+        An append-only SQLite decision log (:class:`~bayesbandit.agent.DecisionLog`): one row per
+        decision (id, time, policy, arms, action, propensity) and per reward, written by a
+        background thread. :meth:`save` commits it first, and ``load(..., log=...)`` replays
+        what it committed after the checkpoint. Call :meth:`close` when done.
 
     Notes
     -----
@@ -142,6 +163,7 @@ class Agent:
         compile_ahead: bool = True,
         max_pending: int = 100_000,
         max_age: float | None = None,
+        log: str | os.PathLike[str] | DecisionLog | None = None,
     ) -> None:
         kind = policy_kind(policy)
         self._process = OwningProcess("Agent")
@@ -180,6 +202,8 @@ class Agent:
         self._lock = threading.RLock()  # orders every change of state (module docstring)
         self._save_lock = threading.Lock()  # one save at a time, in the order of their snapshots
         self._decisions = DecisionBook(max_pending, max_age)
+        self._log = log if isinstance(log, DecisionLog) or log is None else DecisionLog(log)
+        self._log_policy = _fingerprint(policy, self.d)
         self._kind = kind
         self._calls = calls_for(policy, kind)
         self._combinatorial = isinstance(policy, Combinatorial)
@@ -288,16 +312,19 @@ class Agent:
     def _decide(self, arms: ArrayLike | None, decision_id: str, samples: int | None = None) -> Decision:
         with self._lock:
             self._decisions.check_new("select", decision_id)
-        action, arms_np, law = self._select(arms, samples)
+        action, arms_np, law, draw = self._select(arms, samples)
         decision = Decision(decision_id, action, time.time(), *((law.value, law.se) if law else (None, None)))
+        kept_arms = None if self._arms is not None else arms_np
         with self._lock:
             self._decisions.check_new("select", decision_id)  # another thread may have taken it meanwhile
-            self._decisions.add(decision, None if self._arms is not None else arms_np)
+            self._decisions.add(decision, kept_arms)
+            if self._log is not None:
+                self._log.decision(decision, draw, self._log_policy, kept_arms)
         return decision
 
-    def _select(self, arms: ArrayLike | None, samples: int | None = None) -> tuple[Any, np.ndarray | None, Any]:
-        """One selection from the current state with the next draw's key: ``(action, its arms, its propensity)``
-        (the propensity, with ``samples`` Monte Carlo draws, only if ``samples`` is given)."""
+    def _select(self, arms: ArrayLike | None, samples: int | None = None) -> tuple[Any, np.ndarray | None, Any, int]:
+        """One selection from the current state with the next draw's key: ``(action, its arms, its propensity,
+        the draw)`` (the propensity, with ``samples`` Monte Carlo draws, only if ``samples`` is given)."""
         arms_np, arms_call = self._round_arms(arms)
         if self._kind == "host":  # its state changes in place: select under the lock
             with self._lock:
@@ -314,7 +341,7 @@ class Agent:
                 self._after_select(arms_np, arms_call, info, None)
             law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
         action = np.asarray(action)
-        return (int(action) if action.ndim == 0 else action), arms_np, law
+        return (int(action) if action.ndim == 0 else action), arms_np, law, _draw_number(draw)
 
     def _propensity(self, state: Any, arms_call: Any, action: Any, draw: np.ndarray, samples: int) -> Propensity:
         """The propensity of ``action`` in ``state``, with Monte Carlo keys apart from every selection's."""
@@ -416,12 +443,29 @@ class Agent:
             )
         with self._lock:
             if decision_id is not None:
-                decision, decision_arms = self._decisions.get(decision_id)
-                arms_np, arms_call = (self._arms, self._arms_call) if self._arms is not None else (decision_arms,) * 2
-                self._update_one(decision.action, reward, arms_np, arms_call)
-                self._decisions.settle(decision_id)
-            else:
-                self._update_one(action, reward, *self._update_arms(arms))
+                self._reward_decision(decision_id, reward)
+                return
+            arms_np, arms_call = self._update_arms(arms)
+            value = self._update_one(action, reward, arms_np, arms_call)
+            if self._log is not None:
+                self._log_update(action, value, None if self._arms is not None else arms_np)
+
+    def _reward_decision(self, decision_id: str, reward: Any, log: bool = True) -> None:
+        """Credit ``reward`` to the pending decision ``decision_id`` (under the lock)."""
+        decision, decision_arms = self._decisions.get(decision_id)
+        arms_np, arms_call = (self._arms, self._arms_call) if self._arms is not None else (decision_arms,) * 2
+        value = self._update_one(decision.action, reward, arms_np, arms_call)
+        self._decisions.settle(decision_id)
+        if log and self._log is not None:
+            self._log.reward(decision_id, time.time(), value)
+
+    def _log_update(self, action: Any, value: np.ndarray, arms_np: np.ndarray | None) -> None:
+        """Log a plain update as a decision ``update:<uuid>`` and its reward (under the lock)."""
+        if self._log is None:
+            return
+        decision = Decision(f"update:{uuid.uuid4().hex}", np.asarray(action), time.time())
+        self._log.decision(decision, -1, self._log_policy, arms_np)
+        self._log.reward(decision.id, decision.time, value)
 
     def _update_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:
         """The arms a plain ``update``'s action indexes: the fixed set, the given ones or the last select's."""
@@ -448,8 +492,8 @@ class Agent:
             )
         return self._last_arms, self._last_arms_call
 
-    def _update_one(self, action: Any, reward: Any, arms_np: np.ndarray | None, arms_call: Any) -> None:
-        """Validate, update and commit one reward (under the lock)."""
+    def _update_one(self, action: Any, reward: Any, arms_np: np.ndarray | None, arms_call: Any) -> np.ndarray:
+        """Validate, update and commit one reward (under the lock); returns the validated reward."""
         if arms_np is None:  # a catalogue's item id
             index = check_item_ids(action, self._held)
         else:
@@ -463,6 +507,7 @@ class Agent:
         self._commit(new_state, info, 1, lambda: (info, f"for reward {reward!r} of action {action!r}"))
         if self._ahead is not None:
             self._ahead.schedule(self.state, self._key, (arms_call, action_host, value))
+        return value
 
     def update_many(self, actions: Any, rewards: Any, *, arms: ArrayLike | None = None) -> None:
         """Record several rewards in one compiled call (batched or delayed feedback), in order.
@@ -507,6 +552,7 @@ class Agent:
                     "this agent's arms are a catalogue held by the policy: omit arms=; the agent state was not changed."
                 )
             index, arms_per_row, arms_call = check_item_ids(actions, self._held, count=count), False, None
+            arms_np = None
         else:
             arms_np = self._batch_arms(arms, count)
             arms_per_row = arms_np.ndim == 3
@@ -527,6 +573,12 @@ class Agent:
             return jax.tree.map(lambda leaf: leaf[row], info), f"in row {row} (reward {value[row]!r})"
 
         self._commit(new_state, info, count, first_failure)
+        if self._log is not None:
+            for i in range(count):
+                row_arms = (
+                    None if arms_np is None or self._arms is not None else arms_np[i] if arms_per_row else arms_np
+                )
+                self._log_update(index[i], value[i], row_arms)
 
     def _batch_arms(self, arms: ArrayLike | None, count: int) -> np.ndarray:
         """The arms ``update_many``'s actions index: the fixed set, the given ones, or the last select's."""
@@ -615,6 +667,21 @@ class Agent:
         return self.policy
 
     # ------------------------------------------------------------------------------ saving
+    def _replay(self, seq: int) -> None:
+        """Apply the decision log's rows committed after ``seq``, in order, without logging them again."""
+        if self._log is None:
+            return
+        rows = self._log.after(seq)
+        with self._lock:
+            for kind, row in rows:
+                if kind == "decision":
+                    action = np.asarray(json.loads(row[5]))
+                    decision = Decision(row[1], int(action) if action.ndim == 0 else action, row[2], row[8], row[9])
+                    self._decisions.add(decision, decision_arms(row))
+                    self._draws = max(self._draws, row[3] + 1)
+                else:
+                    self._reward_decision(row[1], np.asarray(json.loads(row[3])), log=False)
+
     def save(self, path: str | os.PathLike) -> None:
         """Write a checkpoint atomically (:mod:`bayesbandit.checkpoint`; the schema: :mod:`._persist`).
 
@@ -627,7 +694,14 @@ class Agent:
         with self._save_lock:  # saves land in the order of their snapshots
             with self._lock:
                 header, arrays = self._snapshot()
+            if self._log is not None:  # the log holds every reward the checkpoint does
+                self._log.flush(header["log_seq"])
             write_checkpoint(path, header, arrays)
+
+    def close(self) -> None:
+        """Commit the decision log's last rows and stop its writer (nothing else needs closing)."""
+        if self._log is not None:
+            self._log.close()
 
     def _snapshot(self) -> tuple[dict[str, Any], list[np.ndarray]]:
         """The checkpoint's header and arrays (under the lock; host state copied, JAX arrays are immutable)."""
@@ -645,6 +719,7 @@ class Agent:
             "capacity": self.policy.capacity(self.state) if self._buffered else None,
             "num_updates": self.num_updates,
             "draws": self._draws,
+            "log_seq": None if self._log is None else self._log.last_seq,
             "action_shape": None if self._action_shape is None else list(self._action_shape),
             "has_last_arms": has_last_arms,
             "decisions": {**book, "max_pending": self._decisions.max_pending, "max_age": self._decisions.max_age},
@@ -666,6 +741,7 @@ class Agent:
         arms: ArrayLike | None = None,
         max_pending: int | None = None,
         max_age: float | None = None,
+        log: str | os.PathLike[str] | DecisionLog | None = None,
     ) -> Agent:
         """Read a checkpoint written by :meth:`save` for ``policy``.
 
@@ -680,6 +756,10 @@ class Agent:
         max_pending, max_age : optional
             Bounds on pending decisions (:class:`Agent`); default: those it was saved with. The
             pending decisions saved come back with it.
+        log : path-like or DecisionLog, optional
+            The agent's decision log: what it committed after the checkpoint is replayed in
+            order (the decisions made since, and the rewards, credited as they were), so the
+            agent continues from the last committed row, and goes on logging there.
 
         Raises
         ------
@@ -719,4 +799,7 @@ class Agent:
         agent._last_arms_call = last_arms
         agent._action_shape = None if meta["action_shape"] is None else tuple(meta["action_shape"])
         agent.num_updates = int(meta["num_updates"])
+        if log is not None:
+            agent._log = log if isinstance(log, DecisionLog) else DecisionLog(log)
+            agent._replay(meta["log_seq"] or 0)
         return agent
