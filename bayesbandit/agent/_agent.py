@@ -105,7 +105,8 @@ class Agent:
         not thread-safe). Default true.
     max_pending : int
         Decisions awaiting their reward that the agent keeps (:meth:`decide`,
-        ``select(decision_id=...)``); past it the oldest expires. Default 100,000.
+        ``select(decision_id=...)``); past it the oldest expires. Default 10,000. A contextual
+        agent keeps each pending decision's arms: ``K d`` floats (8 kB at K = 100, d = 10).
     max_age : float, optional
         Seconds after which a pending decision expires (default: never).
     log : path-like or DecisionLog, optional
@@ -161,7 +162,7 @@ class Agent:
         seed: int = 0,
         capacity: int | None = None,
         compile_ahead: bool = True,
-        max_pending: int = 100_000,
+        max_pending: int = 10_000,
         max_age: float | None = None,
         log: str | os.PathLike[str] | DecisionLog | None = None,
     ) -> None:
