@@ -23,7 +23,7 @@ from typing import Any
 import jax
 import numpy as np
 import xarray as xr
-from bayesbandit.experiments.comb_tuning import Cell, best_baseline, paired, run_cells
+from bayesbandit.experiments.comb_tuning import ALGORITHMS, Cell, best_baseline, paired, run_cells
 
 from bayesbandit.envs.clustered import ClusteredSemiBandit
 from bayesbandit.oracles import TopK
@@ -36,6 +36,8 @@ REDRAWN = "index, theta* per trial"
 SECTIONS = (*TIE_RULES, REDRAWN)
 THETA_DRAWS = 10  # the paper's protocol (one theta*, index ties) for theta* of seeds 0 .. 9
 DRAWN = "index, theta* of seed"  # the section of seeds 1 .. THETA_DRAWS - 1 (seed 0 is "index")
+PAIRS = (("PC2UCB", "C2UCB"), ("Arm-wise TS", "Round-wise TS"))  # the differences reported over draws
+DRAWN_ALGORITHMS = tuple(a for a in ALGORITHMS if any(a.name in pair for pair in PAIRS))
 
 
 def cells_plan(
@@ -43,7 +45,8 @@ def cells_plan(
 ) -> list[Cell]:
     """Every angle with both tie rules and ``theta*`` of seed 0 (the spec's default), every angle
     with index ties and ``theta*`` redrawn per trial (``"index, theta* per trial"``), then every
-    angle with index ties and ``theta*`` of seed 1 .. ``draws - 1`` (keys ``(phi, DRAWN, seed)``).
+    angle with index ties and ``theta*`` of seed 1 .. ``draws - 1`` (keys ``(phi, DRAWN, seed)``),
+    these with the four algorithms whose differences the draws table reports (:data:`PAIRS`).
 
     With one ``theta*`` for all trials and index ties, C2UCB's first super arm (all widths equal:
     the lowest indices, cluster 0) is the same in every trial, so how good cluster 0 is under the
@@ -79,6 +82,7 @@ def cells_plan(
             f"phi{phi:.4f}_index_theta{s}.nc",
             lambda p=phi, t=s: make(p, "index", t),
             {"optimum": optimum(phi, s), "theta_seed": s},
+            DRAWN_ALGORITHMS,
         )
         for s in range(1, draws)
         for phi in angles
@@ -187,7 +191,6 @@ def _draws_markdown(cells: dict) -> list[str]:
     angles = sorted({key[0] for key in cells if _theta_draws(cells, key[0])[1:]})
     if not angles:
         return []
-    pairs = (("PC2UCB", "C2UCB"), ("Arm-wise TS", "Round-wise TS"))
     draws = len(_theta_draws(cells, angles[0]))
     lines = [
         f"## The paper's protocol over {draws} draws of theta* (index ties), and theta* redrawn per trial",
@@ -202,7 +205,7 @@ def _draws_markdown(cells: dict) -> list[str]:
     ]
     for phi in angles:
         group = _theta_draws(cells, phi)
-        for first, second in pairs:
+        for first, second in PAIRS:
             per_draw = np.array([paired(ds, first, second)[0] for ds in group])
             se = per_draw.std(ddof=1) / np.sqrt(per_draw.size)
             redrawn = paired(cells[(phi, REDRAWN)], first, second) if (phi, REDRAWN) in cells else None
@@ -221,7 +224,7 @@ def _draws_markdown(cells: dict) -> list[str]:
         "|---|---|---|---|",
     ]
     for seed, ds in enumerate(_theta_draws(cells, phi)):
-        a, b = (paired(ds, first, second) for first, second in pairs)
+        a, b = (paired(ds, first, second) for first, second in PAIRS)
         lines.append(
             f"| {seed} | {cluster_zero_rank(phi, seed)} | {a[0]:+.1f} ± {a[1]:.1f} | {b[0]:+.1f} ± {b[1]:.1f} |"
         )

@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import numpy as np
 import xarray as xr
 
@@ -130,12 +131,14 @@ def best_baseline(ds: xr.Dataset) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """One tuned-and-reported comparison: a name for its file, and its environment and oracle."""
+    """One tuned-and-reported comparison: a name for its file, its environment and oracle, and the
+    algorithms it compares (default: all of :data:`ALGORITHMS`)."""
 
     key: Hashable
     filename: str
     make: Callable[[], tuple[Any, Any, int]]  # () -> (env, oracle, blocks)
     attrs: dict[str, Any]
+    algorithms: tuple[Algorithm, ...] = ALGORITHMS
 
 
 def run_cells(
@@ -154,19 +157,24 @@ def run_cells(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(cells) * len(ALGORITHMS), unit="algorithm", desc=desc)
+        bar = tqdm(total=sum(len(cell.algorithms) for cell in cells), unit="algorithm", desc=desc)
     results: dict[Hashable, xr.Dataset] = {}
     for cell in cells:
         path = folder / cell.filename
         if not path.exists():
             env, oracle, blocks = cell.make()
-            ds = tune_and_report(env, oracle, blocks, horizon, tuning_runs, report_runs, seed, progress=bar)
+            ds = tune_and_report(
+                env, oracle, blocks, horizon, tuning_runs, report_runs, seed, cell.algorithms, progress=bar
+            )
             ds.attrs.update(cell.attrs)
             tmp = path.with_name(path.name + ".tmp")  # a stopped run never leaves half a cell to resume from
             ds.to_netcdf(tmp)
             tmp.replace(path)
+            # No later cell reuses this one's programs (its environment differs); kept, their machine
+            # code exhausts the process's memory maps after a few dozen cells.
+            jax.clear_caches()
         elif bar is not None:
-            bar.update(len(ALGORITHMS))
+            bar.update(len(cell.algorithms))
         results[cell.key] = xr.load_dataset(path)
     if bar is not None:
         bar.close()

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 import xarray as xr
-from bayesbandit.experiments import comb_tuning
+from bayesbandit.experiments import comb_clustered, comb_tuning
 from bayesbandit.experiments.cli import main
 
 from bayesbandit.envs.clustered import ClusteredSemiBandit
@@ -47,6 +47,10 @@ def test_comb_experiments_run_quick_from_the_cli(tmp_path):
     assert len(cells) == 12  # three angles, each with both tie rules, with theta* redrawn, and another theta* draw
     for path in cells:
         ds = xr.load_dataset(path)
+        if "theta_seed" in ds.attrs:  # another draw of theta*: the four algorithms of the draws table
+            assert dict(ds.sizes) == {"algorithm": 4, "run": 4, "round": 10}
+            assert set(ds.algorithm.values) == {name for pair in comb_clustered.PAIRS for name in pair}
+            continue
         assert dict(ds.sizes) == {"algorithm": 7, "run": 4, "round": 10}
         # a round's reward: k = 10 arms of +-1 each, so an even number in [-10, 10]; regret is never negative
         assert np.all(np.abs(ds.reward) <= 10) and np.all(ds.reward % 2 == 0) and np.all(ds.regret >= 0)
