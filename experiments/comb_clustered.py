@@ -231,21 +231,26 @@ def _draws_markdown(cells: dict) -> list[str]:
     return [*lines, ""]
 
 
-def _plot(cells: dict[tuple[float, str], xr.Dataset], path: pathlib.Path) -> pathlib.Path:
+def _plot(cells: dict, path: pathlib.Path) -> pathlib.Path:
+    """Cumulative reward by angle for each single-theta* section; then, if there are further draws
+    of theta*, the paired differences per draw beside theta* redrawn per trial."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    cells = {key: ds for key, ds in cells.items() if len(key) == 2}
-    sections = [rule for rule in SECTIONS if any(r == rule for _, r in cells)]
-    fig, axes = plt.subplots(1, len(sections), figsize=(6 * len(sections), 4.5), sharey=True)
-    for ax, rule in zip(np.atleast_1d(axes), sections, strict=True):
-        phis = sorted(phi for phi, r in cells if r == rule)
-        optimum = [cells[(phi, rule)].attrs["optimum"] for phi in phis]
+    single = {key: ds for key, ds in cells.items() if len(key) == 2}
+    sections = [rule for rule in SECTIONS if any(r == rule for _, r in single)]
+    drawn = sorted({key[0] for key in cells if _theta_draws(cells, key[0])[1:]})
+    rows = 2 if drawn else 1
+    fig, grid = plt.subplots(rows, len(sections), figsize=(6 * len(sections), 4.5 * rows), squeeze=False)
+    axes = grid[0]
+    for ax, rule in zip(axes, sections, strict=True):
+        phis = sorted(phi for phi, r in single if r == rule)
+        optimum = [single[(phi, rule)].attrs["optimum"] for phi in phis]
         ax.plot(phis, optimum, "k--", label="optimum")
-        for name in cells[(phis[0], rule)].algorithm.values:
-            totals = [cells[(phi, rule)].reward.sel(algorithm=name).sum("round") for phi in phis]
+        for name in single[(phis[0], rule)].algorithm.values:
+            totals = [single[(phi, rule)].reward.sel(algorithm=name).sum("round") for phi in phis]
             mean = [float(t.mean()) for t in totals]
             se = [float(t.std(ddof=1) / np.sqrt(t.size)) for t in totals]
             style = "-" if name in ("PC2UCB", "Arm-wise TS") else ":"
@@ -253,9 +258,48 @@ def _plot(cells: dict[tuple[float, str], xr.Dataset], path: pathlib.Path) -> pat
         ax.set_xlabel("cluster angle φ (rad)")
         ax.set_title("ties by index, theta* per trial" if rule == REDRAWN else f"ties broken by {rule}")
         ax.grid(alpha=0.3)
-    axes = np.atleast_1d(axes)
+        ax.sharey(axes[0])
     axes[0].set_ylabel("cumulative reward over T rounds (fresh trials)")
-    axes[-1].legend(fontsize=8, loc="upper left")
+    axes[len(sections) - 1].legend(fontsize=8, loc="upper left")
+    for ax in grid[1, len(PAIRS) :] if drawn else []:
+        ax.set_visible(False)
+    for ax, (first, second) in zip(grid[1] if drawn else [], PAIRS, strict=False):
+        for i, phi in enumerate(drawn):
+            per_draw = [paired(ds, first, second)[0] for ds in _theta_draws(cells, phi)]
+            ax.scatter(
+                np.full(len(per_draw), phi - 0.03),
+                per_draw,
+                s=12,
+                color="tab:blue",
+                alpha=0.6,
+                label="one theta* (each draw)" if i == 0 else None,
+            )
+            ax.errorbar(
+                phi - 0.03,
+                np.mean(per_draw),
+                yerr=np.std(per_draw, ddof=1) / np.sqrt(len(per_draw)),
+                fmt="s",
+                color="navy",
+                capsize=3,
+                label="mean over draws ± se" if i == 0 else None,
+            )
+            if (phi, REDRAWN) in cells:
+                mean, se = paired(cells[(phi, REDRAWN)], first, second)
+                ax.errorbar(
+                    phi + 0.03,
+                    mean,
+                    yerr=se,
+                    fmt="D",
+                    color="tab:red",
+                    capsize=3,
+                    label="theta* redrawn per trial ± se" if i == 0 else None,
+                )
+        ax.axhline(0.0, color="k", lw=0.8)
+        ax.set_xlabel("cluster angle φ (rad)")
+        ax.set_title(f"{first} − {second}, index ties")
+        ax.set_ylabel("paired difference in cumulative reward")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import bayesbandit as bb
 from bayesbandit.envs.clustered import ClusteredSemiBandit, cluster_features
 from bayesbandit.errors import InvalidInput
 from bayesbandit.oracles import TopK
@@ -94,3 +95,15 @@ def test_bad_settings_are_refused():
         ClusteredSemiBandit(phi=2.0, oracle=TopK(k=2))
     with pytest.raises(InvalidInput, match="only N"):
         ClusteredSemiBandit(phi=1.0, oracle=TopK(k=30), d=3, num_arms=20)
+
+
+def test_c2ucb_with_index_ties_starts_on_cluster_0_whatever_the_key():
+    """All widths are equal before any feedback, so index ties give the lowest k indices: cluster 0's arms."""
+    oracle = TopK(k=100, tie_break="index")
+    env = ClusteredSemiBandit(phi=math.pi / 4, oracle=oracle)
+    arms = env.reset(jax.random.PRNGKey(0)).arms
+    policy = bb.C2UCB(oracle=oracle, lam=1.0, alpha=1.0)
+    state = policy.init(arms)
+    for seed in range(5):
+        action, _ = policy.select(state, arms, jax.random.PRNGKey(seed))
+        assert sorted(np.asarray(action).tolist()) == list(range(100))  # cluster 0 is arms 0-199
