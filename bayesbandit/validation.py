@@ -75,7 +75,7 @@ def check_scalar(
         hi = ")" if high_open or math.isinf(high) else "]"
         raise InvalidInput(
             f"The '{name}' parameter of {owner} must be a float in the range {lo}{low:g}, {high:g}{hi}. "
-            f"Got {value!r} instead."
+            f"Got {value!r} instead. Fix: pass {name}= a number in that range."
         )
 
 
@@ -86,7 +86,8 @@ def check_int(owner: str, name: str, value: Any, *, low: int = 0, high: int | No
     if not ok:
         upper = "inf)" if high is None else f"{high}]"
         raise InvalidInput(
-            f"The '{name}' parameter of {owner} must be an int in the range [{low}, {upper}. Got {value!r} instead."
+            f"The '{name}' parameter of {owner} must be an int in the range [{low}, {upper}. Got {value!r} instead. "
+            f"Fix: pass {name}= a whole number in that range."
         )
     return int(value)
 
@@ -96,7 +97,10 @@ def check_choice(owner: str, name: str, value: Any, choices: Sequence[Any]) -> A
     if isinstance(value, str | int | float | bool | type(None)) and value in choices:
         return value
     options = ", ".join(repr(c) for c in choices)
-    raise InvalidInput(f"The '{name}' parameter of {owner} must be one of {{{options}}}. Got {value!r} instead.")
+    raise InvalidInput(
+        f"The '{name}' parameter of {owner} must be one of {{{options}}}. Got {value!r} instead. "
+        f"Fix: pass {name}= one of those."
+    )
 
 
 def check_arms(

@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not __package__:
     sys.path.insert(0, ROOT)
 
-from benchmarks._common import RESULTS, machine_info, md_table, write_results  # noqa: E402
+from benchmarks._common import machine_info, md_table, write_results  # noqa: E402
 
 K, D = 100, 10
 THREADS = (1, 2, 4, 8)
@@ -78,8 +78,9 @@ def _serve(agent, lock, threads: int, decisions: int, seed: int) -> tuple[float,
 
 
 def child(low_latency: bool, decisions: int, blocks: int) -> dict:
-    import bayesbandit as bb
     from bayesbandit.models import logistic
+
+    import bayesbandit as bb
 
     if low_latency:
         bb.runtime.enable_low_latency()

@@ -13,7 +13,7 @@ import pandas as pd
 
 import bayesbandit as bb
 from bayesbandit.errors import InvalidInput
-from bayesbandit.validation import support_hull
+from bayesbandit.validation import check_choice, check_int, check_scalar, support_hull
 
 from ._convert import flat_parameter_names, to_inference_data
 from ._fit import MethodFit, fit_fpl, fit_laplace, fit_nuts
@@ -57,6 +57,13 @@ class Thresholds:
     ess_per_chain: float = 100.0
     max_divergences: int = 0
 
+    def __post_init__(self) -> None:
+        check_scalar("Thresholds", "kl_max", self.kl_max, low=0.0, high_open=True)
+        check_scalar("Thresholds", "coverage_tol", self.coverage_tol, low=0.0, high=0.9)
+        check_scalar("Thresholds", "rhat_max", self.rhat_max, low=1.0, high_open=True)
+        check_scalar("Thresholds", "ess_per_chain", self.ess_per_chain, low=0.0, high_open=True)
+        check_int("Thresholds", "max_divergences", self.max_divergences, low=0)
+
 
 @dataclass
 class Comparison:
@@ -71,7 +78,10 @@ class Comparison:
     table : pandas.DataFrame
         One row per approximation (index ``method``), columns ``kl``, ``w1_max``,
         ``coverage90``, ``mean_shift_max``, ``sd_ratio_min``, ``sd_ratio_max``, ``poor``,
-        ``time_s``. Empty distances (NaN) when NUTS was not run.
+        ``degenerate``, ``time_s``. Empty distances (NaN) when NUTS was not run (and a flag says
+        so). ``degenerate`` marks a row whose distances are not meaningful: draws that are not
+        finite, or that do not spread along some parameter (an infinite ``kl``); a flag names the
+        cause and the rows of the data behind it.
     params : pandas.DataFrame
         Posterior mean and sd of every constrained parameter (rows ``theta[0]``, ``sigma``...)
         under each method (columns ``(method, "mean" | "sd")``).
@@ -120,21 +130,108 @@ class Comparison:
         )
 
 
-def _check_data(bound: bb.inference.BoundModel, x, y, w) -> tuple[jax.Array, jax.Array, jax.Array]:
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.ndim < 2 or x.shape[0] == 0:
-        raise InvalidInput(f"x must have shape (n, *feature_shape) with n >= 1; got shape {x.shape}.")
-    if y.shape != x.shape[:1]:
-        raise InvalidInput(f"y must have shape ({x.shape[0]},) to match x; got shape {y.shape}.")
-    w = np.ones_like(y) if w is None else np.asarray(w, dtype=np.float64)
-    if w.shape != y.shape:
-        raise InvalidInput(f"w must have shape ({x.shape[0]},) to match y; got shape {w.shape}.")
+def _as_float(name: str, value, shape: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        what = f"an array of dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
+        raise InvalidInput(
+            f"compare: '{name}' must be a numeric array of shape {shape}. Got {what}. Fix: pass a float array."
+        ) from exc
+
+
+def _row_list(rows: np.ndarray, n: int) -> str:
+    """Row indices for a message: all of them, or the first ten and a count."""
+    if rows.size == n:
+        return f"all {n} rows"
+    shown = ", ".join(str(int(i)) for i in rows[:10])
+    return f"rows [{shown}{', ...' if rows.size > 10 else ''}] ({rows.size} of {n})"
+
+
+def _check_arrays(x, y, w) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``x`` (n, *feature_shape), ``y`` (n,) and ``w`` (n,) as finite float64 arrays, ``w >= 0``."""
+    x = _as_float("x", x, "(n, *feature_shape)")
+    y = _as_float("y", y, "(n,)")
+    if x.ndim < 2 or x.shape[0] == 0 or x[0].size == 0:
+        raise InvalidInput(
+            f"compare: 'x' must have shape (n, *feature_shape) with n >= 1 rows of at least one feature. Got shape "
+            f"{x.shape}. "
+            "Fix: pass one row of features per observation (x[:, None] for a single feature)."
+        )
+    n = x.shape[0]
+    if y.shape != (n,):
+        raise InvalidInput(
+            f"compare: 'y' must have shape ({n},), one reward per row of x. Got shape {y.shape}. "
+            "Fix: pass y as a flat array of the rows' rewards."
+        )
+    w = np.ones_like(y) if w is None else _as_float("w", w, "(n,)")
+    if w.shape != (n,):
+        raise InvalidInput(
+            f"compare: 'w' must have shape ({n},), one weight per row of x. Got shape {w.shape}. "
+            "Fix: pass one count per row, or omit w for ones."
+        )
     for name, arr in (("x", x), ("y", y), ("w", w)):
-        if not np.all(np.isfinite(arr)):
-            raise InvalidInput(f"{name} contains non-finite values; compare needs finite data.")
+        bad = ~np.isfinite(arr.reshape(n, -1)).all(axis=1)
+        if bad.any():
+            raise InvalidInput(
+                f"compare: '{name}' must be finite. Got NaN or inf in {_row_list(np.flatnonzero(bad), n)}. "
+                "Fix: drop or impute those rows."
+            )
     if np.any(w < 0):
-        raise InvalidInput(f"w must be non-negative (counts); got minimum {w.min()}.")
+        raise InvalidInput(
+            f"compare: 'w' must be non-negative (counts). Got {w.min():g} in "
+            f"{_row_list(np.flatnonzero(w < 0), n)}. Fix: pass pull counts, 0 to mask a row."
+        )
+    return x, y, w
+
+
+def _uninformative(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows of zero weight, rows of positive weight with all-zero features, feature columns zero in every other row)."""
+    n = x.shape[0]
+    flat = x.reshape(n, -1)
+    unweighted = np.flatnonzero(w == 0)
+    zero_rows = np.flatnonzero((w > 0) & ~np.any(flat != 0, axis=1))
+    used = (w > 0) & np.any(flat != 0, axis=1)
+    zero_columns = np.flatnonzero(~np.any(flat[used] != 0, axis=0)) if used.any() else np.arange(flat.shape[1])
+    return unweighted, zero_rows, zero_columns
+
+
+def _data_note(x: np.ndarray, w: np.ndarray) -> str:
+    """Which rows (and feature columns) of the data inform nothing, for a message; empty if none."""
+    n = x.shape[0]
+    unweighted, zero_rows, zero_columns = _uninformative(x, w)
+    parts = []
+    if unweighted.size:
+        parts.append(f"{_row_list(unweighted, n)} have zero weight")
+    if zero_rows.size:
+        parts.append(f"{_row_list(zero_rows, n)} have all-zero features")
+    if zero_columns.size:
+        parts.append(f"feature columns {zero_columns[:10].tolist()} are zero in every other row")
+    return "; ".join(parts)
+
+
+def _check_informative(x: np.ndarray, w: np.ndarray, methods: Sequence[str]) -> None:
+    """Refuse data from which no row informs the perturbed-MAP ensemble."""
+    if "fpl" not in methods:
+        return
+    n = x.shape[0]
+    unweighted, zero_rows, _ = _uninformative(x, w)
+    if unweighted.size + zero_rows.size < n:
+        return
+    causes = []
+    if unweighted.size:
+        causes.append(f"{_row_list(unweighted, n)} have zero weight")
+    if zero_rows.size:
+        causes.append(f"{_row_list(zero_rows, n)} have all-zero features")
+    raise InvalidInput(
+        f"compare: no row informs the parameters: {' and '.join(causes)}. The perturbed-MAP ensemble ('fpl') "
+        "perturbs the rewards of such rows to no effect, so every member would be the MAP: its covariance "
+        "singular, its KL to NUTS infinite and its coverage 0. Fix: pass at least one row with a positive "
+        "weight and non-zero features, or leave 'fpl' out of methods."
+    )
+
+
+def _check_support(bound: bb.inference.BoundModel, y: np.ndarray, w: np.ndarray) -> None:
     lo, hi = support_hull(bound.support)
     used = y[w > 0]
     if np.any((used < lo) | (used > hi)):
@@ -150,12 +247,49 @@ def _check_data(bound: bb.inference.BoundModel, x, y, w) -> tuple[jax.Array, jax
         if not np.all(ok):
             raise InvalidInput(
                 f"y has values outside the support of observed site '{bound.obs_site}' ({bound.support_name}) "
-                f"and its log-probability is not affine in y, so averaged rewards cannot be used."
+                f"and its log-probability is not affine in y, so averaged rewards cannot be used. Fix: pass single "
+                "rewards (w = 1) the model can produce."
             )
-    return jnp.asarray(x), jnp.asarray(y), jnp.asarray(w)
 
 
-def _row(fit: MethodFit, ref: MethodFit | None, thresholds: Thresholds) -> dict:
+def _check_settings(
+    methods, num_draws, fpl_a, num_warmup, num_chains, seed, chain_method, thresholds
+) -> tuple[tuple[str, ...], int, int, int, int]:
+    """The settings of :func:`compare`, checked: ``(methods, num_draws, num_warmup, num_chains, seed)``."""
+    if isinstance(methods, str):
+        raise InvalidInput(
+            f"compare: 'methods' must be a sequence of method names. Got the string {methods!r}. "
+            f"Fix: pass a tuple, e.g. methods=({methods!r},)."
+        )
+    try:
+        methods = tuple(methods)
+    except TypeError as exc:
+        raise InvalidInput(
+            f"compare: 'methods' must be a sequence of names among {METHODS}. Got {methods!r}. "
+            "Fix: pass e.g. methods=('laplace', 'nuts')."
+        ) from exc
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods or len(set(methods)) != len(methods):
+        raise InvalidInput(
+            f"compare: 'methods' must be distinct names among {METHODS}. Got {methods}. "
+            "Fix: pass e.g. methods=('laplace', 'nuts')."
+        )
+    num_draws = check_int("compare", "num_draws", num_draws, low=2)  # a covariance needs two draws
+    num_warmup = check_int("compare", "num_warmup", num_warmup, low=0)
+    num_chains = check_int("compare", "num_chains", num_chains, low=1)
+    check_scalar("compare", "fpl_a", fpl_a, low=0.0, high_open=True)
+    seed = check_int("compare", "seed", seed, low=0, high=2**32 - 1)
+    check_choice("compare", "chain_method", chain_method, ("sequential", "vectorized", "parallel"))
+    if thresholds is not None and not isinstance(thresholds, Thresholds):
+        raise InvalidInput(
+            f"compare: 'thresholds' must be a Thresholds or None. Got {type(thresholds).__name__} {thresholds!r}. "
+            "Fix: pass Thresholds(kl_max=..., ...)."
+        )
+    return methods, num_draws, num_warmup, num_chains, seed
+
+
+def _row(fit: MethodFit, ref: MethodFit | None, thresholds: Thresholds, names: list[str]) -> tuple[dict, str]:
+    """The table row of ``fit`` against ``ref``, and why it is degenerate (empty when it is not)."""
     row = {
         "kl": np.nan,
         "w1_max": np.nan,
@@ -164,15 +298,28 @@ def _row(fit: MethodFit, ref: MethodFit | None, thresholds: Thresholds) -> dict:
         "sd_ratio_min": np.nan,
         "sd_ratio_max": np.nan,
         "poor": False,
+        "degenerate": False,
         "time_s": fit.info["time_s"],
     }
     if ref is None:
-        return row
+        return row, ""
+    reason = ""
+    if not all(np.all(np.isfinite(a)) for a in (ref.draws, ref.mean, ref.cov)):
+        reason = "the NUTS draws are not finite, so no distance to them is defined"
+    elif not all(np.all(np.isfinite(a)) for a in (fit.draws, fit.mean, fit.cov)):
+        reason = "its draws are not finite (a fit failed), so no distance to NUTS is defined"
+    if reason:
+        row.update(poor=True, degenerate=True)
+        return row, reason
     p = ref.draws.shape[-1]
     ref_draws = ref.draws.reshape(-1, p)
     draws = fit.draws.reshape(-1, p)
     ref_sd = np.sqrt(np.diag(ref.cov))
     sd = np.sqrt(np.diag(fit.cov))
+    if np.any(ref_sd == 0):
+        flat = [names[j] for j in np.flatnonzero(ref_sd == 0)][:10]
+        row.update(poor=True, degenerate=True)
+        return row, f"the NUTS draws do not move along {flat} (sd 0), so no distance to them is defined"
     row["kl"] = gaussian_kl(ref.mean, ref.cov, fit.mean, fit.cov)
     row["w1_max"] = float(np.max(marginal_w1(ref_draws, draws)))
     row["coverage90"] = float(np.mean(interval_coverage(ref_draws, draws, 0.9)))
@@ -184,16 +331,36 @@ def _row(fit: MethodFit, ref: MethodFit | None, thresholds: Thresholds) -> dict:
         or row["kl"] > thresholds.kl_max
         or abs(row["coverage90"] - 0.9) > thresholds.coverage_tol
     )
-    return row
+    if not np.isfinite(row["kl"]):
+        row["degenerate"] = True
+        flat = [names[j] for j in np.flatnonzero(sd == 0)][:10]
+        where = f"do not spread along {flat} (sd 0)" if flat else "lie in a subspace (their covariance is singular)"
+        reason = (
+            f"its draws {where}, so KL(N_nuts || N_{fit.name}) = inf and its intervals hold "
+            f"{row['coverage90']:.1%} of the NUTS draws"
+        )
+    return row, reason
 
 
-def _approximation_flags(name: str, row: dict, fit: MethodFit, thresholds: Thresholds) -> list[str]:
+def _approximation_flags(
+    name: str, row: dict, fit: MethodFit, thresholds: Thresholds, reason: str, data_note: str
+) -> list[str]:
     flags = []
     if not fit.info["converged"]:
         flags.append(
             f"{name}: {fit.info['num_fits'] - fit.info['num_converged']} of {fit.info['num_fits']} MAP "
             "fits did not converge (Newton); its draws may be off."
         )
+    if row["degenerate"]:
+        cause = f" In the data, {data_note}." if data_note else ""
+        fix = (
+            "Fix: compare on rows that inform every parameter (the perturbed-MAP ensemble moves only where "
+            "perturbed rewards move the fit), or read the other rows of the table."
+            if name == "fpl"
+            else "Fix: check the fit's convergence flags and the data."
+        )
+        flags.append(f"{name}: degenerate comparison: {reason}; its row is marked degenerate.{cause} {fix}")
+        return flags
     if np.isnan(row["kl"]) and np.isnan(row["coverage90"]):
         return flags
     if not np.isfinite(row["kl"]) or row["kl"] > thresholds.kl_max:
@@ -291,7 +458,7 @@ def compare(
         with mean ``y_i`` (exact for affine likelihoods); zero masks a row. Default ones.
     methods : sequence of {"laplace", "fpl", "nuts"}
         Methods to fit (the distances need ``"nuts"``).
-    num_draws : int
+    num_draws : int, >= 2
         Draws per NUTS chain, Laplace sample size and FPL ensemble size.
     fpl_a : float
         FPL perturbation scale ``a`` (the GLM-FPL hyper-parameter): every reward is perturbed by
@@ -319,6 +486,16 @@ def compare(
     Returns
     -------
     Comparison
+        A row of its ``table`` whose distances are not meaningful (an ensemble without spread along
+        some parameter, non-finite draws) is marked ``degenerate``, with a flag naming the cause.
+
+    Raises
+    ------
+    InvalidInput
+        Malformed data (shapes, non-finite values, negative weights, rewards outside the model's
+        range), settings out of range, or, with ``"fpl"`` in ``methods``, data in which every row
+        has zero weight or all-zero features (the ensemble could not spread at all); the message
+        names the rows.
 
     Examples
     --------
@@ -331,22 +508,15 @@ def compare(
     >>> list(c.table.index), c.idata["nuts"].posterior["theta"].dims
     (['laplace', 'fpl'], ('chain', 'draw', 'theta_dim_0'))
     """
-    methods = tuple(methods)
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods or len(set(methods)) != len(methods):
-        raise InvalidInput(f"methods must be distinct names among {METHODS}; got {methods}.")
-    for name, value in (("num_draws", num_draws), ("num_warmup", num_warmup), ("num_chains", num_chains)):
-        if int(value) != value or value < (0 if name == "num_warmup" else 1):
-            raise InvalidInput(
-                f"{name} must be a {'non-negative' if name == 'num_warmup' else 'positive'} int; got {value!r}."
-            )
-    if not fpl_a >= 0:
-        raise InvalidInput(f"fpl_a must be >= 0; got {fpl_a!r}.")
-    if chain_method not in ("sequential", "vectorized", "parallel"):
-        raise InvalidInput(f"chain_method must be 'sequential', 'vectorized' or 'parallel'; got {chain_method!r}.")
+    methods, num_draws, num_warmup, num_chains, seed = _check_settings(
+        methods, num_draws, fpl_a, num_warmup, num_chains, seed, chain_method, thresholds
+    )
     thresholds = thresholds or Thresholds()
-    bound = bb.bind(model, np.asarray(x))
-    x, y, w = _check_data(bound, x, y, w)
+    x_np, y_np, w_np = _check_arrays(x, y, w)
+    bound = bb.bind(model, x_np)
+    _check_support(bound, y_np, w_np)
+    _check_informative(x_np, w_np, methods)
+    x, y, w = jnp.asarray(x_np), jnp.asarray(y_np), jnp.asarray(w_np)
     keys = jax.random.split(jax.random.PRNGKey(seed), len(_KEY_INDEX))
 
     fits: dict[str, MethodFit] = {}
@@ -378,16 +548,18 @@ def compare(
         for m, f in fits.items()
     }
     ref = fits.get("nuts")
+    names = flat_parameter_names(bound)
+    data_note = _data_note(x_np, w_np)
     rows, flags = {}, []
     for m, f in fits.items():
         if m == "nuts":
             continue
-        rows[m] = _row(f, ref, thresholds)
-        flags.extend(_approximation_flags(m, rows[m], f, thresholds))
+        rows[m], reason = _row(f, ref, thresholds, names)
+        flags.extend(_approximation_flags(m, rows[m], f, thresholds, reason, data_note))
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "method"
     if table.empty:
-        table = pd.DataFrame(columns=["kl", "w1_max", "coverage90"], index=pd.Index([], name="method"))
+        table = pd.DataFrame(columns=["kl", "w1_max", "coverage90", "degenerate"], index=pd.Index([], name="method"))
 
     params = pd.concat(
         {m: az.summary(d, kind="stats", round_to="none")[["mean", "sd"]] for m, d in idata.items()}, axis=1
@@ -419,7 +591,7 @@ def compare(
         divergences=div,
         flags=flags,
         draws={m: f.draws for m, f in fits.items()},
-        param_names=flat_parameter_names(bound),
+        param_names=names,
         thresholds=thresholds,
     )
 

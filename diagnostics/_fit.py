@@ -18,8 +18,9 @@ import numpy as np
 from numpyro.infer.hmc import hmc
 
 import bayesbandit as bb
+from bayesbandit.errors import InvalidInput
 
-from ._metrics import fit_gaussian
+from ._metrics import moments
 
 __all__ = ["MethodFit", "fit_laplace", "fit_fpl", "fit_nuts"]
 
@@ -28,7 +29,7 @@ _FPL_BATCH_ELEMENTS = 2**22
 
 
 class MethodFit(NamedTuple):
-    """One method's posterior in unconstrained space."""
+    """One method's posterior in unconstrained space (``mean`` and ``cov`` are NaN where the draws are not finite)."""
 
     name: str
     draws: np.ndarray  # (chain, draw, p) flat unconstrained draws
@@ -94,7 +95,7 @@ def fit_fpl(
     batch = int(max(1, min(num_draws, _FPL_BATCH_ELEMENTS // max(1, x.shape[0] * bound.num_params))))
     theta, converged = _fpl_fn(bound, num_draws, batch)(x, y, w, key, jnp.asarray(a, x.dtype), init)
     draws = np.asarray(theta)[None]
-    mean, cov = fit_gaussian(draws[0])
+    mean, cov = moments(draws[0])
     num_converged = int(np.sum(np.asarray(converged)))
     info = {
         "converged": num_converged == num_draws,
@@ -141,7 +142,10 @@ def fit_nuts(
         (``diverging``, ``n_steps``, ``acceptance_rate``, ``energy``, ``step_size``, ``lp``).
     """
     if chain_method not in ("vectorized", "sequential", "parallel"):
-        raise ValueError(f"chain_method must be 'vectorized', 'sequential' or 'parallel'; got {chain_method!r}.")
+        raise InvalidInput(
+            f"fit_nuts: chain_method must be 'vectorized', 'sequential' or 'parallel'. Got {chain_method!r}. "
+            "Fix: pass one of those names."
+        )
     if chain_method == "parallel" and jax.local_device_count() < num_chains:
         chain_method = "sequential"  # as numpyro.infer.MCMC does, without the warning
     start = time.perf_counter()
@@ -159,7 +163,7 @@ def fit_nuts(
     out = jax.device_get(fn(x, y, w, keys, init))
     draws = np.asarray(out.pop("z")).reshape(num_chains, num_draws, bound.num_params)
     stats = {name: np.asarray(v).reshape(num_chains, num_draws) for name, v in out.items()}
-    mean, cov = fit_gaussian(draws.reshape(-1, bound.num_params))
+    mean, cov = moments(draws.reshape(-1, bound.num_params))
     info = {
         "num_chains": num_chains,
         "num_warmup": num_warmup,

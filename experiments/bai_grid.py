@@ -63,15 +63,16 @@ class Experiment:
         horizon: int | None = None,
         seed: int = 0,
         progress: bool = False,
-        only: Sequence[str] | None = None,
+        policies: Sequence[str] | None = None,
         stored_only: bool = False,
     ) -> dict[str, pathlib.Path]:
-        """Run the grid (200 replications with ``quick``, else 1,000; ``runs`` overrides); ``only``
-        restricts the algorithms by name; ``stored_only`` reports what is stored without running
-        anything (``horizon`` is not used: budgets are part of the grid)."""
+        """Run the grid (200 replications with ``quick``, else 1,000; ``runs`` overrides); ``policies``
+        restricts the algorithms to those with one of these names (the CLI's ``--policies``);
+        ``stored_only`` reports what is stored without running anything (``horizon`` is not used:
+        budgets are part of the grid)."""
 
         def algorithms(cell: Cell) -> dict[str, Any]:
-            return {k: v for k, v in self.algorithms(cell, quick).items() if only is None or k in only}
+            return {k: v for k, v in self.algorithms(cell, quick).items() if policies is None or k in policies}
 
         return run_grid(
             pathlib.Path(out_dir),

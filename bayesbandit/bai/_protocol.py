@@ -37,7 +37,10 @@ __all__ = [
     "stack_rewards",
     "is_correct",
     "check_budget",
+    "check_call",
+    "check_env",
     "check_instance",
+    "check_key",
     "noise_variance",
 ]
 
@@ -105,20 +108,51 @@ def check_budget(owner: str, budget: Any, num_arms: int, num_stages: int) -> int
     if isinstance(budget, bool) or not isinstance(budget, int | np.integer):
         raise InvalidInput(
             f"{owner}: the 'budget' argument must be a Python int (it fixes array shapes). "
-            f"Got {type(budget).__name__} {budget!r} instead."
+            f"Got {type(budget).__name__} {budget!r} instead. Fix: pass the number of pulls as an int, e.g. "
+            f"budget={max(num_arms, num_stages) * 10}."
         )
     budget = int(budget)
     if budget < num_arms:
         raise InvalidInput(
             f"{owner}: the 'budget' argument must be at least the number of arms ({num_arms}), so that "
-            f"every arm can be pulled once. Got {budget}. Raise the budget or pass fewer arms."
+            f"every arm can be pulled once. Got {budget}. Fix: raise the budget or pass fewer arms."
         )
     if budget < num_stages:
         raise InvalidInput(
             f"{owner}: the 'budget' argument must cover one pull per stage ({num_stages} stages). "
-            f"Got {budget}. Raise the budget or the elimination rate eta."
+            f"Got {budget}. Fix: raise the budget or the elimination rate eta."
         )
     return budget
+
+
+def check_env(owner: str, env: object) -> None:
+    """``env`` has the BAI environment methods."""
+    if not all(hasattr(env, name) for name in ("reset", "reward", "num_arms", "dim")):
+        raise InvalidInput(
+            f"{owner}: the 'env' argument must be a best-arm-identification environment with reset, reward, "
+            f"num_arms and dim. Got {type(env).__name__} instead. Fix: pass one of bayesbandit.bai.instances "
+            "(e.g. AdaptiveInstance(K=8)) or an object with those members."
+        )
+
+
+def check_key(owner: str, key: Any) -> None:
+    """``key`` is a JAX PRNG key: a typed key of shape ``()`` or raw ``uint32`` key data (traced keys pass)."""
+    dtype = getattr(key, "dtype", None)
+    shape = getattr(key, "shape", None)
+    typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and shape == ()
+    raw = dtype == np.uint32 and shape is not None and len(shape) == 1
+    if not (isinstance(key, jax.Array | np.ndarray) and (typed or raw)):
+        raise InvalidInput(
+            f"{owner}: the 'key' argument must be one JAX PRNG key. Got {type(key).__name__} {key!r} instead. "
+            "Fix: pass jax.random.key(seed) (or jax.random.PRNGKey(seed))."
+        )
+
+
+def check_call(owner: str, env: Any, instance: Any, key: Any) -> None:
+    """The arguments of ``identify`` other than the budget: an environment, an instance and a key."""
+    check_env(owner, env)
+    check_instance(owner, instance)
+    check_key(owner, key)
 
 
 def noise_variance(owner: str, given: float | None, env: BAIEnv) -> float:
@@ -129,7 +163,7 @@ def noise_variance(owner: str, given: float | None, env: BAIEnv) -> float:
     if noise_var is None:
         raise InvalidInput(
             f"{owner}: the environment {type(env).__name__} has no 'noise_var' attribute, so the "
-            f"reward noise variance is unknown. Pass {owner}(noise_var=...) (e.g. 0.25 for Bernoulli rewards)."
+            f"reward noise variance is unknown. Fix: pass {owner}(noise_var=...) (e.g. 0.25 for Bernoulli rewards)."
         )
     return float(noise_var)
 
@@ -141,6 +175,11 @@ def check_instance(owner: str, instance: Instance) -> None:
     Traced instances (inside ``jit`` / ``vmap``) are not checked: :func:`bayesbandit.bai.evaluate`
     checks every instance on the host before it runs anything.
     """
+    if not (hasattr(instance, "arms") and hasattr(instance, "means")):
+        raise InvalidInput(
+            f"{owner}: the 'instance' argument must be an Instance with 'arms' (K, d) and 'means' (K,). "
+            f"Got {type(instance).__name__} instead. Fix: pass env.reset(key)."
+        )
     if isinstance(instance.arms, jax.core.Tracer) or isinstance(instance.means, jax.core.Tracer):
         return
     arms = np.asarray(instance.arms)
@@ -148,15 +187,17 @@ def check_instance(owner: str, instance: Instance) -> None:
     if arms.ndim < 2:
         raise InvalidInput(
             f"{owner}: the instance's 'arms' must have shape (K, d). Got shape {arms.shape}. "
-            "Pass one feature vector per row."
+            "Fix: pass one feature vector per row."
         )
     if not np.all(np.isfinite(arms)):
         raise InvalidInput(
             f"{owner}: the instance's 'arms' must be finite. Got NaN or inf features. "
-            "Drop or impute the rows with missing features first."
+            "Fix: drop or impute the rows with missing features first."
         )
     if not np.all(np.isfinite(means)):
-        raise InvalidInput(f"{owner}: the instance's 'means' must be finite. Got NaN or inf. Check the environment.")
+        raise InvalidInput(
+            f"{owner}: the instance's 'means' must be finite. Got NaN or inf. Fix: check the environment's reset."
+        )
     batch = arms.reshape(-1, *arms.shape[-2:])
     for r, x in enumerate(batch):
         _, first, counts = np.unique(x, axis=0, return_index=True, return_counts=True)
@@ -166,5 +207,5 @@ def check_instance(owner: str, instance: Instance) -> None:
             raise InvalidInput(
                 f"{owner}: the arms must be distinct feature vectors. Arm {dup}{where} appears "
                 f"{int(counts.max())} times; identical arms have identical means, so no best arm is "
-                "identifiable among them. Merge duplicates (e.g. average their rewards) first."
+                "identifiable among them. Fix: merge duplicates (e.g. average their rewards) first."
             )

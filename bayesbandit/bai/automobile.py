@@ -110,11 +110,12 @@ class Automobile:
 
     def __post_init__(self) -> None:
         check_int("Automobile", "K", self.K, low=2)
-        check_scalar("Automobile", "noise_var", self.noise_var, low=0.0, low_open=True)
+        check_scalar("Automobile", "noise_var", self.noise_var, low=0.0, low_open=True, high_open=True)
         features, prices = load_automobile(self.path)
         if self.K > features.shape[0]:
             raise InvalidInput(
-                f"Automobile: 'K' must be at most the number of distinct cars ({features.shape[0]}). Got {self.K}."
+                f"Automobile: 'K' must be at most the number of distinct cars ({features.shape[0]}). Got {self.K}. "
+                f"Fix: use K <= {features.shape[0]}."
             )
         object.__setattr__(self, "features", features)
         object.__setattr__(self, "prices", prices)

@@ -84,7 +84,7 @@ from bayesbandit.bai._protocol import (
     BAIEnv,
     BAIInfo,
     check_budget,
-    check_instance,
+    check_call,
     noise_variance,
     stack_rewards,
     streams,
@@ -231,7 +231,7 @@ class BayesGap:
 
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run BayesGap with ``budget`` pulls; ``info.theta[0]`` is the final posterior mean of ``theta``."""
-        check_instance("BayesGap", instance)
+        check_call("BayesGap", env, instance, key)
         num_arms = instance.arms.shape[0]
         budget = check_budget("BayesGap", budget, num_arms, 1)
         if budget == num_arms:

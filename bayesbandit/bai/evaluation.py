@@ -29,8 +29,7 @@ import xarray as xr
 from jax.sharding import PartitionSpec
 
 from bayesbandit._typing import Array
-from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_instance, is_correct
-from bayesbandit.bai.instances import check_env
+from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_budget, check_env, check_instance, is_correct
 from bayesbandit.envs import Instance, describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh
@@ -51,14 +50,14 @@ def replication_keys(seed: int, replications: int) -> tuple[Array, Array]:
 def _check_algorithms(algorithms: Any) -> dict[str, BAIAlgorithm]:
     if not isinstance(algorithms, Mapping) or not algorithms:
         raise InvalidInput(
-            "evaluate: the 'algorithms' argument must be a non-empty mapping from names to algorithms, "
-            f"e.g. {{'GSE': GSE()}}. Got {type(algorithms).__name__} instead."
+            "evaluate: the 'algorithms' argument must be a non-empty mapping from names to algorithms. "
+            f"Got {type(algorithms).__name__} {algorithms!r} instead. Fix: pass e.g. {{'GSE': GSE()}}."
         )
     for name, algorithm in algorithms.items():
-        if not callable(getattr(algorithm, "identify", None)):
+        if isinstance(algorithm, type) or not callable(getattr(algorithm, "identify", None)):
             raise InvalidInput(
-                f"evaluate: algorithm {name!r} must have an identify(env, instance, budget, key) method. "
-                f"Got {type(algorithm).__name__}."
+                f"evaluate: algorithm {name!r} must be an algorithm object with an identify(env, instance, budget, "
+                f"key) method. Got {algorithm!r}. Fix: pass an instance, e.g. {{{name!r}: GSE()}}."
             )
     return {str(k): v for k, v in algorithms.items()}
 
@@ -149,9 +148,12 @@ def evaluate(
     named = _check_algorithms(algorithms)
     replications = check_int("evaluate", "replications", replications, low=2)
     batch_size = check_int("evaluate", "batch_size", batch_size, low=1)
-    if isinstance(budget, bool) or not isinstance(budget, int | np.integer):
-        raise InvalidInput(f"evaluate: the 'budget' argument must be an int. Got {budget!r}.")
-    budget = int(budget)
+    seed = check_int("evaluate", "seed", seed, low=0, high=2**32 - 1)
+    if not isinstance(progress, bool):
+        raise InvalidInput(
+            f"evaluate: the 'progress' argument must be a bool. Got {progress!r}. Fix: pass True or False."
+        )
+    budget = check_budget("evaluate", budget, env.num_arms, 1)
     batch = min(batch_size, replications)
     mesh = runs_mesh()  # several devices: each batch is split over them (bayesbandit.sharding)
     if mesh is not None:
@@ -194,7 +196,12 @@ def summarize(
     attrs: dict[str, Any],
 ) -> xr.Dataset:
     """The dataset of :func:`evaluate` from per-(algorithm, replication) arrays of paired runs."""
-    replications = correct.shape[1]
+    replications = np.shape(correct)[1] if np.ndim(correct) == 2 else 0
+    if replications < 2:
+        raise InvalidInput(
+            "summarize: 'correct' must have shape (algorithms, replications) with at least 2 replications (the "
+            f"paired standard errors divide by R - 1). Got shape {np.shape(correct)}. Fix: run more replications."
+        )
     c = correct.astype(float)
     accuracy = c.mean(axis=1)
     diff = c[:, None, :] - c[None, :, :]

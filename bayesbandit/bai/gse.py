@@ -52,10 +52,11 @@ import jax.numpy as jnp
 
 from bayesbandit._linalg import pinv_hermitian
 from bayesbandit._typing import Array, Model, PRNGKey
-from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance
+from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_call
 from bayesbandit.bai._stages import StageData, halving_sizes, run_stages, stage_budgets
 from bayesbandit.design import Design, efficient_rounding, fw_away, fw_literal, greedy_allocation, project, wynn
 from bayesbandit.envs import Instance
+from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.inference.solvers import DenseNewton
 from bayesbandit.precision import require_x64
@@ -154,11 +155,22 @@ class GSE:
         check_choice("GSE", "allocation", self.allocation, ALLOCATIONS)
         check_int("GSE", "eta", self.eta, low=2)
         check_choice("GSE", "leftover", self.leftover, ("spread", "drop"))
-        check_scalar("GSE", "design_tol", self.design_tol, low=0.0, low_open=True)
+        check_scalar("GSE", "design_tol", self.design_tol, low=0.0, low_open=True, high_open=True)
+        if self.model is not None and not (callable(self.model) or isinstance(self.model, BoundModel)):
+            raise InvalidInput(
+                f"The 'model' parameter of GSE must be a NumPyro reward program model(x, y=None) or None. "
+                f"Got {type(self.model).__name__} {self.model!r} instead. Fix: pass e.g. "
+                "bayesbandit.models.logistic(), or omit model for least squares."
+            )
+        if not isinstance(self.solver, DenseNewton):
+            raise InvalidInput(
+                f"The 'solver' parameter of GSE must be a bayesbandit.inference.DenseNewton. "
+                f"Got {type(self.solver).__name__} {self.solver!r} instead. Fix: pass DenseNewton(...) or omit solver."
+            )
 
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run GSE on ``instance`` with ``budget`` pulls; returns the recommended arm and what it did."""
-        check_instance("GSE", instance)
+        check_call("GSE", env, instance, key)
         num_arms, dim = instance.arms.shape
         sizes = halving_sizes(num_arms, self.eta)
         budget = check_budget("GSE", budget, num_arms, len(sizes))

@@ -16,8 +16,8 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtr
 
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.bai._protocol import check_env
 from bayesbandit.envs import Instance, glm_instance
-from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
 __all__ = [
@@ -45,7 +45,7 @@ class _Gaussian:
     noise_var: float = 10.0
 
     def __post_init__(self) -> None:
-        check_scalar(type(self).__name__, "noise_var", self.noise_var, low=0.0, low_open=True)
+        check_scalar(type(self).__name__, "noise_var", self.noise_var, low=0.0, low_open=True, high_open=True)
 
     def reward(self, instance: Instance, arm: Array, key: PRNGKey) -> Array:
         """One pull of ``arm``: its mean plus Gaussian noise of variance ``noise_var``."""
@@ -63,8 +63,8 @@ class AdaptiveInstance(_Gaussian):
     Parameters
     ----------
     K : int, >= 3
-    omega : float
-        Angle of the disturbing arm.
+    omega : float, in [-pi, pi]
+        Angle of the disturbing arm (0 makes it a copy of arm 0, which ``identify`` refuses).
     noise_var : float
         Variance of the Gaussian noise (10 in the paper).
     """
@@ -75,6 +75,7 @@ class AdaptiveInstance(_Gaussian):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int("AdaptiveInstance", "K", self.K, low=3)
+        check_scalar("AdaptiveInstance", "omega", self.omega, low=-math.pi, high=math.pi)
 
     @property
     def num_arms(self) -> int:
@@ -107,7 +108,7 @@ class StaticInstance(_Gaussian):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int("StaticInstance", "K", self.K, low=2)
-        check_scalar("StaticInstance", "gap", self.gap, low=0.0, low_open=True)
+        check_scalar("StaticInstance", "gap", self.gap, low=0.0, low_open=True, high_open=True)
 
     @property
     def num_arms(self) -> int:
@@ -183,7 +184,7 @@ class GLMInstance:
         check_int("GLMInstance", "d", self.d, low=1)
         check_choice("GLMInstance", "family", self.family, GLM_FAMILIES)
         if self.theta_var is not None:
-            check_scalar("GLMInstance", "theta_var", self.theta_var, low=0.0, low_open=True)
+            check_scalar("GLMInstance", "theta_var", self.theta_var, low=0.0, low_open=True, high_open=True)
 
     @property
     def num_arms(self) -> int:
@@ -245,12 +246,3 @@ class CornerInstance(_Gaussian):
         arms = jnp.stack([jnp.cos(angles), jnp.sin(angles)], axis=1)
         theta = jnp.array([1.0, 0.0])
         return _instance(arms, theta, arms @ theta)
-
-
-def check_env(owner: str, env: object) -> None:
-    """``env`` has the BAI environment methods."""
-    if not all(hasattr(env, name) for name in ("reset", "reward", "num_arms", "dim")):
-        raise InvalidInput(
-            f"{owner}: the 'env' argument must be a best-arm-identification environment with reset, reward, "
-            f"num_arms and dim (see bayesbandit.bai.instances). Got {type(env).__name__} instead."
-        )

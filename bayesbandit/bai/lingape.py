@@ -76,7 +76,7 @@ from bayesbandit.bai._protocol import (
     BAIEnv,
     BAIInfo,
     check_budget,
-    check_instance,
+    check_call,
     noise_variance,
     stack_rewards,
     streams,
@@ -285,7 +285,7 @@ class LinGapE:
 
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run LinGapE for ``budget`` pulls; ``info.theta`` is the final ridge estimate."""
-        check_instance("LinGapE", instance)
+        check_call("LinGapE", env, instance, key)
         num_arms, dim = instance.arms.shape
         budget = check_budget("LinGapE", budget, num_arms, 1)
         sigma = math.sqrt(noise_variance("LinGapE", self.noise_var, env))

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 
 from bayesbandit._numerics import random_argmax
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance, stack_rewards, streams
+from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_call, stack_rewards, streams
 from bayesbandit.contract import policy_kind
 from bayesbandit.envs import Instance
 from bayesbandit.errors import InvalidInput
@@ -65,7 +65,7 @@ class MostPulled:
 
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Play ``budget`` rounds of the policy on the instance; recommend its most-pulled arm."""
-        check_instance("MostPulled", instance)
+        check_call("MostPulled", env, instance, key)
         num_arms = instance.arms.shape[0]
         budget = check_budget("MostPulled", budget, num_arms, 1)
         reward_key, own_key = streams(key)

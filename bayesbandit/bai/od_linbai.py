@@ -55,7 +55,7 @@ import numpy as np
 
 from bayesbandit._linalg import qr_complete
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_instance
+from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_call
 from bayesbandit.bai._stages import num_stages, run_stages
 from bayesbandit.bai.gse import ols_scores
 from bayesbandit.design import fw_away, project
@@ -93,7 +93,7 @@ def schedule(num_arms: int, dim: int, budget: int) -> Schedule:
         raise InvalidInput(
             f"ODLinBAI: the 'budget' argument must leave every round at least one pull after the reserve "
             f"for rounding (min(K, d(d+1)/2) + sum_r ceil(d/2^r) = {reserve} for K = {num_arms}, d = {dim}), "
-            f"that is at least {reserve + rounds}. Got {budget}. Raise the budget."
+            f"that is at least {reserve + rounds}. Got {budget}. Fix: raise the budget to {reserve + rounds} or more."
         )
     whole = math.ceil(per_round)
     return Schedule((num_arms, *later), per_round, (whole + first, *(whole + s for s in later)))
@@ -173,11 +173,11 @@ class ODLinBAI:
     name: ClassVar[str] = "OD-LinBAI"
 
     def __post_init__(self) -> None:
-        check_scalar("ODLinBAI", "design_tol", self.design_tol, low=0.0, low_open=True)
+        check_scalar("ODLinBAI", "design_tol", self.design_tol, low=0.0, low_open=True, high_open=True)
 
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run OD-LinBAI with at most ``budget`` pulls; returns the recommended arm and what it did."""
-        check_instance("ODLinBAI", instance)
+        check_call("ODLinBAI", env, instance, key)
         budget = check_int("ODLinBAI", "budget", budget, low=0)
         dim = _rank(instance)
         plan = schedule(instance.arms.shape[-2], dim, budget)

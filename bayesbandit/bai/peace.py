@@ -66,7 +66,7 @@ import jax.numpy as jnp
 
 from bayesbandit._linalg import cholesky, solve_triangular
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance
+from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_call
 from bayesbandit.bai._stages import halving_sizes, run_stages, stage_budgets
 from bayesbandit.bai.gse import ols_scores
 from bayesbandit.design import efficient_rounding, fw_away, null_columns, project
@@ -167,9 +167,9 @@ class Peace:
     def __post_init__(self) -> None:
         check_int("Peace", "num_samples", self.num_samples, low=1)
         check_int("Peace", "num_steps", self.num_steps, low=0)
-        check_scalar("Peace", "step_size", self.step_size, low=0.0, low_open=True)
-        check_scalar("Peace", "ridge", self.ridge, low=0.0, low_open=True)
-        check_scalar("Peace", "design_tol", self.design_tol, low=0.0, low_open=True)
+        check_scalar("Peace", "step_size", self.step_size, low=0.0, low_open=True, high_open=True)
+        check_scalar("Peace", "ridge", self.ridge, low=0.0, low_open=True, high_open=True)
+        check_scalar("Peace", "design_tol", self.design_tol, low=0.0, low_open=True, high_open=True)
 
     def allocate(self, x: Array, n: int, key: PRNGKey) -> Array:
         """Pulls of each arm of ``x`` (k, p), summing to ``n``: the rounded width design of its projection."""
@@ -182,7 +182,7 @@ class Peace:
 
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run Peace with exactly ``budget`` pulls; returns the recommended arm and what it did."""
-        check_instance("Peace", instance)
+        check_call("Peace", env, instance, key)
         num_arms = instance.arms.shape[0]
         sizes = halving_sizes(num_arms, 2)
         budget = check_budget("Peace", budget, num_arms, len(sizes))

@@ -18,7 +18,7 @@ from typing import ClassVar
 import jax.numpy as jnp
 
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_instance
+from bayesbandit.bai._protocol import BAIEnv, BAIInfo, check_budget, check_call
 from bayesbandit.bai._stages import StageData, halving_sizes, run_stages, stage_budgets
 from bayesbandit.design import efficient_rounding
 from bayesbandit.envs import Instance
@@ -70,7 +70,7 @@ class SequentialHalving:
 
     def identify(self, env: BAIEnv, instance: Instance, budget: int, key: PRNGKey) -> tuple[Array, BAIInfo]:
         """Run Sequential Halving; the per-arm means of each stage are ``info.theta``."""
-        check_instance("SequentialHalving", instance)
+        check_call("SequentialHalving", env, instance, key)
         num_arms = instance.arms.shape[0]
         sizes = halving_sizes(num_arms, self.eta)
         budget = check_budget("SequentialHalving", budget, num_arms, len(sizes))

@@ -73,7 +73,7 @@ import numpy as np
 
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.errors import InvalidInput
-from bayesbandit.oracles.top_k import TIE_RULES
+from bayesbandit.oracles.top_k import TIE_RULES, score_shape
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
 __all__ = ["ExclusiveAssignment", "exclusive_assignment"]
@@ -267,13 +267,30 @@ def exclusive_assignment(scores: np.ndarray, k: int, order: np.ndarray | None = 
     """
     k = check_int("exclusive_assignment", "k", k, low=1)
     scores = np.asarray(scores, dtype=np.float64)
-    blocks, n = scores.shape
+    blocks, n = score_shape("exclusive_assignment", scores)
     if blocks * k > n:
         raise InvalidInput(
             f"exclusive_assignment: M k = {blocks} x {k} distinct arms are needed, but there are only N = {n}. "
-            f"Fix: use k <= {n // blocks}."
+            f"Fix: use k <= {n // max(blocks, 1)}."
+        )
+    if not np.all(np.isfinite(scores)):
+        j, i = np.argwhere(~np.isfinite(scores))[0]
+        raise InvalidInput(
+            f"exclusive_assignment: scores must be finite; got {scores[j, i]} in block {j}, arm {i}. "
+            "Fix: replace non-finite scores (ExclusiveAssignment does: NaN and -inf below every finite score)."
         )
     order = np.arange(n) if order is None else np.asarray(order)
+    if (
+        order.shape != (n,)
+        or order.dtype.kind not in "iu"
+        or order.min() < 0
+        or order.max() >= n
+        or np.bincount(order, minlength=n).max() > 1
+    ):
+        raise InvalidInput(
+            f"exclusive_assignment: order must be a permutation of 0 .. {n - 1} (shape ({n},)); got {order!r}. "
+            "Fix: pass np.random.default_rng(seed).permutation(N), or omit order."
+        )
     permuted = scores[:, order]
     if n <= 5_000:  # one stable sort of every row beats 2 M partitions at this size
         ranked = np.argsort(-permuted, axis=1, kind="stable")
@@ -337,10 +354,12 @@ class ExclusiveAssignment:
     def __post_init__(self) -> None:
         check_int("ExclusiveAssignment", "k", self.k, low=1)
         check_choice("ExclusiveAssignment", "tie_break", self.tie_break, TIE_RULES)
-        check_scalar("ExclusiveAssignment", "tol", self.tol, low=0.0)
+        check_scalar("ExclusiveAssignment", "tol", self.tol, low=0.0, high_open=True)
 
     def check(self, num_blocks: int, num_arms: int) -> None:
         """Raise :class:`~bayesbandit.errors.InvalidInput` unless ``M k <= N`` (each arm in one block at most)."""
+        check_int("ExclusiveAssignment.check", "num_blocks", num_blocks, low=1)
+        check_int("ExclusiveAssignment.check", "num_arms", num_arms, low=1)
         if num_blocks * self.k > num_arms:
             raise InvalidInput(
                 f"ExclusiveAssignment: M k = {num_blocks} x {self.k} = {num_blocks * self.k} distinct arms are "
@@ -354,12 +373,7 @@ class ExclusiveAssignment:
         ``seed`` (an int or array of ints) draws the arm order of ``tie_break="random"``.
         """
         scores = np.array(scores, dtype=np.float64)
-        if scores.ndim != 2:
-            raise InvalidInput(
-                f"ExclusiveAssignment: scores must have shape (M, N), one row per block; got shape {scores.shape}. "
-                "Fix: pass scores[None, :] for a single block."
-            )
-        blocks, n = scores.shape
+        blocks, n = score_shape("ExclusiveAssignment", scores)
         self.check(blocks, n)
         finite = np.isfinite(scores)
         if not finite.all():
@@ -388,7 +402,7 @@ class ExclusiveAssignment:
         key : PRNG key
             Used by ``tie_break="random"`` only.
         """
-        blocks, n = scores.shape
+        blocks, n = score_shape("ExclusiveAssignment", scores)
         self.check(blocks, n)
         seed = jax.random.randint(key, (2,), 0, jnp.iinfo(jnp.int32).max)
         shape = jax.ShapeDtypeStruct((blocks * self.k,), jnp.int32)

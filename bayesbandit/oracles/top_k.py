@@ -20,6 +20,7 @@ number; infinite ``v`` ties exactly (no tolerance).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -28,10 +29,22 @@ from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
-__all__ = ["TopK", "TIE_RULES", "tie_order"]
+__all__ = ["TopK", "TIE_RULES", "tie_order", "score_shape"]
 
 TIE_RULES = ("index", "random")
 """The tie rules every oracle takes: ``"index"`` (lowest index first) and ``"random"``."""
+
+
+def score_shape(owner: str, scores: Any) -> tuple[int, int]:
+    """``(M, N)`` of an oracle's scores, after checking they are a non-empty 2-d array (shapes are static
+    under ``jit``)."""
+    shape = tuple(getattr(scores, "shape", ()))
+    if len(shape) != 2 or 0 in shape:
+        raise InvalidInput(
+            f"{owner}: scores must have shape (M, N) with M, N >= 1, one row per block; got shape {shape}. "
+            "Fix: pass scores[None, :] for a single block."
+        )
+    return int(shape[0]), int(shape[1])
 
 
 def tie_order(key: PRNGKey, shape: tuple[int, int], rule: str) -> Array:
@@ -81,10 +94,12 @@ class TopK:
     def __post_init__(self) -> None:
         check_int("TopK", "k", self.k, low=1)
         check_choice("TopK", "tie_break", self.tie_break, TIE_RULES)
-        check_scalar("TopK", "tol", self.tol, low=0.0)
+        check_scalar("TopK", "tol", self.tol, low=0.0, high_open=True)
 
     def check(self, num_blocks: int, num_arms: int) -> None:
         """Raise :class:`~bayesbandit.errors.InvalidInput` if a block has fewer than ``k`` arms."""
+        check_int("TopK.check", "num_blocks", num_blocks, low=1)
+        check_int("TopK.check", "num_arms", num_arms, low=1)
         if self.k > num_arms:
             raise InvalidInput(
                 f"TopK: k = {self.k} arms per block, but there are only N = {num_arms} arms. "
@@ -100,7 +115,7 @@ class TopK:
         key : PRNG key
             Used by ``tie_break="random"`` only.
         """
-        blocks, n = scores.shape
+        blocks, n = score_shape("TopK", scores)
         self.check(blocks, n)
         scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
         kth = jax.lax.top_k(scores, self.k)[0][:, -1:]

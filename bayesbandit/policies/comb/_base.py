@@ -32,7 +32,7 @@ from bayesbandit import _gaussian_linear as gl
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput
-from bayesbandit.validation import check_int, check_scalar
+from bayesbandit.validation import check_arms, check_int, check_scalar
 
 __all__ = [
     "CombState",
@@ -102,6 +102,11 @@ class CombPolicy:
     def _check_common(self) -> None:
         name = type(self).__name__
         check_int(name, "blocks", self.blocks, low=1)
+        if isinstance(self.oracle, type):
+            raise InvalidInput(
+                f"{name}: 'oracle' must be an oracle object. Got the class {self.oracle.__name__} itself. "
+                f"Fix: pass an instance, e.g. oracle={self.oracle.__name__}(k=10)."
+            )
         if not callable(self.oracle) or not callable(getattr(self.oracle, "check", None)):
             raise InvalidInput(
                 f"{name}: 'oracle' must be an oracle from bayesbandit.oracles (callable, with check). "
@@ -116,6 +121,16 @@ class CombPolicy:
     def check_arms(self, num_arms: int) -> None:
         """Raise :class:`~bayesbandit.errors.InvalidInput` if the oracle cannot fill a super arm from ``num_arms``."""
         self.oracle.check(self.blocks, int(num_arms))
+
+    def _init_dimension(self, arms: ArrayLike | None, d: int | None) -> int:
+        """``d`` for ``init``: from the arm set (checked, and checked against the oracle) or as given."""
+        owner = type(self).__name__
+        dim = feature_dimension(owner, arms, d)
+        if arms is not None:
+            if not isinstance(arms, jax.core.Tracer):
+                check_arms(arms, f"arms passed to {owner}.init", unchanged=None)
+            self.check_arms(jnp.shape(arms)[0])
+        return dim
 
     def reward_support(self, d: int) -> RewardSupport:
         """Any real reward per chosen arm (the model is linear)."""
@@ -149,7 +164,7 @@ class RidgeCombPolicy(CombPolicy):
 
     def _check_common(self) -> None:
         super()._check_common()
-        check_scalar(type(self).__name__, "lam", self.lam, low=0.0, low_open=True)
+        check_scalar(type(self).__name__, "lam", self.lam, low=0.0, low_open=True, high_open=True)
 
     def init(
         self,
@@ -160,7 +175,7 @@ class RidgeCombPolicy(CombPolicy):
         key: PRNGKey | None = None,
     ) -> CombState:
         """``V_j = lam I``, ``b_j = 0`` for each block; ``d`` from ``arms`` (N, d) or given."""
-        d = feature_dimension(type(self).__name__, arms, d)
+        d = self._init_dimension(arms, d)
         return CombState(*gl.isotropic(self.lam, d, (self.blocks,)), jnp.asarray(0, jnp.int32))
 
     def _dtype(self, state: Any) -> Any:

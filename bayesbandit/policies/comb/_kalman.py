@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 from bayesbandit import _gaussian_linear as gl
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
-from bayesbandit.policies.comb._base import CombPolicy, CombUpdateInfo, feature_dimension, lifted_picks
+from bayesbandit.policies.comb._base import CombPolicy, CombUpdateInfo, lifted_picks
 from bayesbandit.validation import check_scalar
 
 __all__ = ["KalmanState", "KalmanCombPolicy"]
@@ -49,8 +49,8 @@ class KalmanCombPolicy(CombPolicy):
     def _check_common(self) -> None:
         super()._check_common()
         name = type(self).__name__
-        check_scalar(name, "prior_var", self.prior_var, low=0.0, low_open=True)
-        check_scalar(name, "noise_var", self.noise_var, low=0.0, low_open=True)
+        check_scalar(name, "prior_var", self.prior_var, low=0.0, low_open=True, high_open=True)
+        check_scalar(name, "noise_var", self.noise_var, low=0.0, low_open=True, high_open=True)
 
     def init(
         self,
@@ -61,7 +61,7 @@ class KalmanCombPolicy(CombPolicy):
         key: PRNGKey | None = None,
     ) -> KalmanState:
         """The prior: ``cov_j = prior_var I``, ``mean_j = 0``."""
-        d = feature_dimension(type(self).__name__, arms, d)
+        d = self._init_dimension(arms, d)
         return KalmanState(*gl.isotropic(self.prior_var, d, (self.blocks,)), jnp.asarray(0, jnp.int32))
 
     def _dtype(self, state: Any) -> Any:

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from bayesbandit._gaussian_linear import block_widths, inverse_factors
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import register_policy
+from bayesbandit.errors import InvalidInput
 from bayesbandit.policies.comb._base import CombInfo, RidgeCombPolicy
 from bayesbandit.validation import check_scalar
 
@@ -61,7 +62,12 @@ class ArmTS(RidgeCombPolicy):
 
     def __post_init__(self) -> None:
         self._check_common()
-        check_scalar("ArmTS", "v", self.v, low=0.0)
+        check_scalar("ArmTS", "v", self.v, low=0.0, high_open=True)
+        if not isinstance(self.literal, bool):
+            raise InvalidInput(
+                f"The 'literal' parameter of ArmTS must be a bool. Got {self.literal!r} instead. "
+                "Fix: pass literal=True for the per-arm draw of theta, or literal=False."
+            )
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
         mean = theta_hat @ arms.T

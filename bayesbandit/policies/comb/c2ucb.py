@@ -53,7 +53,7 @@ class C2UCB(RidgeCombPolicy):
 
     def __post_init__(self) -> None:
         self._check_common()
-        check_scalar("C2UCB", "alpha", self.alpha, low=0.0)
+        check_scalar("C2UCB", "alpha", self.alpha, low=0.0, high_open=True)
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
         return theta_hat @ arms.T + self.alpha * block_widths(chol, arms)

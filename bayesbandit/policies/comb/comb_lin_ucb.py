@@ -52,7 +52,7 @@ class CombLinUCB(KalmanCombPolicy):
 
     def __post_init__(self) -> None:
         self._check_common()
-        check_scalar("CombLinUCB", "c", self.c, low=0.0)
+        check_scalar("CombLinUCB", "c", self.c, low=0.0, high_open=True)
 
     def scores(self, state: KalmanState, arms: Array, key: PRNGKey) -> Array:
         root = cholesky(state.cov)  # Sigma_j = R R^T: sqrt(x^T Sigma x) = ||R^T x||

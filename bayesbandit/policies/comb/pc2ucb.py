@@ -53,8 +53,8 @@ class PC2UCB(RidgeCombPolicy):
 
     def __post_init__(self) -> None:
         self._check_common()
-        check_scalar("PC2UCB", "alpha", self.alpha, low=0.0)
-        check_scalar("PC2UCB", "c", self.c, low=0.0)
+        check_scalar("PC2UCB", "alpha", self.alpha, low=0.0, high_open=True)
+        check_scalar("PC2UCB", "c", self.c, low=0.0, high_open=True)
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
         width = block_widths(chol, arms)

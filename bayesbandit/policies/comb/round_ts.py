@@ -53,7 +53,7 @@ class RoundTS(RidgeCombPolicy):
 
     def __post_init__(self) -> None:
         self._check_common()
-        check_scalar("RoundTS", "v", self.v, low=0.0)
+        check_scalar("RoundTS", "v", self.v, low=0.0, high_open=True)
 
     def scores_from(self, chol: Array, theta_hat: Array, arms: Array, key: PRNGKey, t: Array) -> Array:
         z = jax.random.normal(key, theta_hat.shape, dtype=theta_hat.dtype)

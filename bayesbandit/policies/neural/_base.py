@@ -14,7 +14,13 @@ from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.errors import InvalidInput
 from bayesbandit.policies._explore import init_arms
 from bayesbandit.policies._program import ProgramPolicy
-from bayesbandit.policies.neural._training import check_training, make_optimizer
+from bayesbandit.policies.neural._training import (
+    check_program_argument,
+    check_site_name,
+    check_training,
+    make_optimizer,
+)
+from bayesbandit.validation import check_int
 
 __all__ = ["NeuralPolicy"]
 
@@ -51,11 +57,10 @@ class NeuralPolicy(ProgramPolicy):
     obs_site: str = "y"
 
     def _check_training(self) -> None:
-        check_training(type(self).__name__, self.learning_rate, self.optimizer, self.batch, self.dtype)
-        if not isinstance(self.obs_site, str):
-            raise InvalidInput(
-                f"The 'obs_site' parameter of {type(self).__name__} must be a str. Got {self.obs_site!r} instead."
-            )
+        owner = type(self).__name__
+        check_program_argument(owner, "model", self.model)
+        check_training(owner, self.learning_rate, self.optimizer, self.batch, self.dtype)
+        check_site_name(owner, "obs_site", self.obs_site)
 
     def check_program(self, d: int) -> None:
         """Bind the program (raising :class:`~bayesbandit.errors.ModelSpecError` for a broken one).
@@ -81,6 +86,8 @@ class NeuralPolicy(ProgramPolicy):
         builds the state.
         """
         owner = type(self).__name__
+        if arms is None and d is not None:
+            d = check_int(f"{owner}.init", "d", d, low=1)
         _, d = init_arms(owner, arms, d)
         if key is None:
             raise InvalidInput(

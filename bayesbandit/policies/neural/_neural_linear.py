@@ -31,7 +31,13 @@ from bayesbandit.inference.glm_program import GLM
 from bayesbandit.policies._explore import DEFAULT_CAPACITY
 from bayesbandit.policies.glm._policy import GLMPolicy, GLMState
 from bayesbandit.policies.neural._base import NeuralPolicy
-from bayesbandit.policies.neural._training import NetworkState, init_network, train_step
+from bayesbandit.policies.neural._training import (
+    NetworkState,
+    check_program_argument,
+    check_site_name,
+    init_network,
+    train_step,
+)
 from bayesbandit.validation import check_int, check_scalar
 
 __all__ = ["NeuralLinear", "NeuralLinearState", "NeuralLinearInfo", "NeuralLinearUpdateInfo"]
@@ -92,9 +98,13 @@ class NeuralLinear(NeuralPolicy):
     embedding_site: str = "embedding"
 
     def _check_neural_linear(self) -> None:
+        owner = type(self).__name__
         self._check_training()
-        check_int(type(self).__name__, "explore_rounds", self.explore_rounds, low=0)
-        check_scalar(type(self).__name__, "a", self.a, low=0.0)
+        check_int(owner, "explore_rounds", self.explore_rounds, low=0)
+        check_scalar(owner, "a", self.a, low=0.0, high_open=True)
+        if self.head_model is not None:
+            check_program_argument(owner, "head_model", self.head_model)
+        check_site_name(owner, "embedding_site", self.embedding_site)
 
     # ------------------------------------------------------------------------- the head
     def head(self) -> GLMPolicy:

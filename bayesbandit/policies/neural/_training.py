@@ -28,12 +28,24 @@ import jax.numpy as jnp
 import optax
 
 from bayesbandit._typing import Array, PRNGKey
+from bayesbandit.errors import InvalidInput
 from bayesbandit.history import RecentRows
 from bayesbandit.inference.potential import BoundModel
 from bayesbandit.inference.solvers import FirstOrderFit
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
-__all__ = ["NetworkState", "StepInfo", "OPTIMIZERS", "make_optimizer", "batch_loss", "init_network", "train_step"]
+__all__ = [
+    "NetworkState",
+    "StepInfo",
+    "OPTIMIZERS",
+    "check_training",
+    "check_program_argument",
+    "check_site_name",
+    "make_optimizer",
+    "batch_loss",
+    "init_network",
+    "train_step",
+]
 
 OPTIMIZERS = ("adam", "adamw", "amsgrad", "yogi", "sgd", "rmsprop", "adagrad")
 
@@ -62,6 +74,24 @@ def check_training(owner: str, learning_rate: float, optimizer: str, batch: int,
     check_choice(owner, "optimizer", optimizer, OPTIMIZERS)
     check_int(owner, "batch", batch, low=1)
     check_choice(owner, "dtype", dtype, ("float32", "float64"))
+
+
+def check_program_argument(owner: str, name: str, model: Any) -> None:
+    """``model`` is a reward program: a callable ``model(x, y=None)`` or a bound one."""
+    if not (callable(model) or isinstance(model, BoundModel)):
+        raise InvalidInput(
+            f"The '{name}' parameter of {owner} must be a NumPyro program model(x, y=None). "
+            f"Got {type(model).__name__} {model!r} instead. Fix: pass e.g. bayesbandit.models.mlp(hidden=50)."
+        )
+
+
+def check_site_name(owner: str, name: str, value: Any) -> None:
+    """``value`` is a site name: a non-empty str."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(
+            f"The '{name}' parameter of {owner} must be the name of a site of the program, a non-empty str. "
+            f"Got {value!r} instead. Fix: pass the site's name as a string, e.g. {name}='y'."
+        )
 
 
 def make_optimizer(name: str, learning_rate: Any) -> optax.GradientTransformation:

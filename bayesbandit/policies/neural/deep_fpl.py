@@ -72,7 +72,7 @@ class DeepFPL(NeuralPolicy):
 
     def __post_init__(self) -> None:
         self._check_training()
-        check_scalar(type(self).__name__, "a", self.a, low=0.0)
+        check_scalar(type(self).__name__, "a", self.a, low=0.0, high_open=True)
         if self.num_explore is not None:
             check_int(type(self).__name__, "num_explore", self.num_explore, low=0)
 
