@@ -166,6 +166,7 @@ def main() -> None:
     from benchmarks._common import machine_info, md_table, write_results
 
     folder = args.folder or tempfile.mkdtemp(prefix="bayesbandit-soak-")
+    machine = machine_info()  # the date and load average at the start
     rng = np.random.default_rng(0)
     end = time.monotonic() + 60 * args.minutes
     rows, kills, replay = [], 0, Replay()
@@ -209,7 +210,7 @@ def main() -> None:
         [
             "# Soak test: serving under threads, delayed rewards and SIGKILLs",
             "",
-            machine_info(),
+            machine,
             "",
             f"{args.minutes:g} minutes; {THREADS} request threads, 2 reward threads (delays 0-50 ms), a checkpoint "
             f"every {args.save_every} decisions, SIGKILL 1-8 s after each start (`benchmarks/soak_serving.py`).",
