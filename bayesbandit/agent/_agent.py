@@ -273,7 +273,7 @@ class Agent:
             arms_np, arms_call = self._round_arms(arms)
             with self._lock:
                 actions, info = self._calls.select_many(n, self.state, arms_call, self._key, self._next_draw())
-                self._after_select(arms_np, arms_call, info, n)
+                self._after_select(arms_np, arms_call, info)
             return np.asarray(actions)
         if decision_id is None:
             return self._select(arms)[0]
@@ -331,7 +331,7 @@ class Agent:
             with self._lock:
                 state, draw = self.state, self._next_draw()
                 action, info = self._select_call(state, arms_call)(state, arms_call, self._key, draw)
-                self._after_select(arms_np, arms_call, info, None)
+                self._after_select(arms_np, arms_call, info)
                 law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
         else:  # a snapshot and a draw number under the lock, the computation outside it
             with self._lock:
@@ -339,7 +339,7 @@ class Agent:
                 select = self._select_call(state, arms_call)
             action, info = select(state, arms_call, self._key, draw)
             with self._lock:
-                self._after_select(arms_np, arms_call, info, None)
+                self._after_select(arms_np, arms_call, info)
             law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
         action = np.asarray(action)
         return (int(action) if action.ndim == 0 else action), arms_np, law, _draw_number(draw)
@@ -358,7 +358,7 @@ class Agent:
         self._draws += 1
         return draw
 
-    def _after_select(self, arms_np: np.ndarray | None, arms_call: Any, info: Any, n: int | None) -> None:
+    def _after_select(self, arms_np: np.ndarray | None, arms_call: Any, info: Any) -> None:
         """What a selection leaves for a plain ``update(action, reward)`` (under the lock)."""
         self._last_arms, self._last_arms_call = arms_np, arms_call
         self.last_select_info = info
