@@ -17,7 +17,7 @@ the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
 """
 
 # the named subpackages, reachable as attributes (bb.envs, bb.sim, bb.contract, ...)
-from bayesbandit import bai, contract, envs, errors, index, inference, oracles, propensities, runtime, sim  # noqa: F401
+from bayesbandit import bai, contract, drift, envs, errors, index, inference, oracles, propensities, runtime, sim  # noqa: F401
 from bayesbandit.agent import Agent, Decision
 from bayesbandit.inference import bind, laplace, map_estimate, perturbed_map
 from bayesbandit.policies import (

@@ -25,6 +25,18 @@ one of two forms:
   :class:`DesignInverse` keeps the inverse of the unweighted design ``sum x x^T``, singular at
   first.
 
+Forgetting (non-stationary rewards, :mod:`bayesbandit.drift`): an observation is removed exactly by
+adding it with weight ``-1`` (:func:`observe`, :func:`observe_blocks`; :func:`kalman_observe` with
+the noise variance negated), and the posterior is discounted by the stabilised rule of Kulhavy and
+Zarrop (bayesianbandits' ``docs/math/forgetting.rst``): with the prior ``N(mu_0, V_0^{-1})``,
+
+.. math::  \bar V = \gamma V + (1 - \gamma) V_0, \qquad \bar V \bar\mu = \gamma V \mu + (1 - \gamma) V_0 \mu_0,
+
+which multiplies the weight of every observation so far by ``gamma`` and leaves the prior's
+(:func:`discount_precision`; in covariance form, :func:`discount_covariance`). Exponential
+forgetting, ``bar V = gamma V``, would let ``V`` decay to the singular matrix in every direction
+no observation excites; here ``bar V >= V_0`` whenever ``V >= V_0``.
+
 Every function is jittable and vmappable; blocks are leading batch axes. :func:`sherman_morrison`
 and :func:`downdate` run on NumPy arrays as well (the same operations), for the host policies'
 :class:`HostRidge`. Every LAPACK call goes through :mod:`bayesbandit._linalg`.
@@ -49,6 +61,8 @@ __all__ = [
     "add_outer",
     "observe",
     "observe_blocks",
+    "discount_precision",
+    "discount_covariance",
     "estimate",
     "mahalanobis_norms",
     "inverse_factors",
@@ -80,21 +94,39 @@ def add_outer(matrix: Array, x: Array) -> Array:
     return matrix + jnp.outer(x, x)
 
 
-def observe(precision: Array, b: Array, x: Array, y: Array) -> tuple[Array, Array]:
-    """``(V + x x^T, b + y x)``: the precision form after observing ``y`` at ``x`` (d,)."""
-    return add_outer(precision, x), b + y * x
+def observe(precision: Array, b: Array, x: Array, y: Array, weight: Any = 1.0) -> tuple[Array, Array]:
+    """``(V + w x x^T, b + w y x)``: the precision form after observing ``y`` at ``x`` (d,) with weight ``w``.
+
+    ``weight = -1`` removes an observation added before (exactly, up to rounding).
+    """
+    return precision + weight * jnp.outer(x, x), b + weight * y * x
 
 
-def observe_blocks(precision: Array, b: Array, block: Array, x: Array, y: Array) -> tuple[Array, Array]:
-    """``V_j += sum_{a: block_a = j} x_a x_a^T``, ``b_j += sum_{a: block_a = j} y_a x_a`` for each of ``M`` blocks.
+def observe_blocks(
+    precision: Array, b: Array, block: Array, x: Array, y: Array, weight: Any = 1.0
+) -> tuple[Array, Array]:
+    """``V_j += w sum_{a: block_a = j} x_a x_a^T``, ``b_j += w sum_{a: block_a = j} y_a x_a`` for each of ``M`` blocks.
 
     ``precision`` (M, d, d), ``b`` (M, d); the picks ``block`` (n,) int in ``[0, M)``, ``x`` (n, d),
-    ``y`` (n,), all added at once (one-hot sums, no loop).
+    ``y`` (n,), all added at once (one-hot sums, no loop). ``weight = -1`` removes picks added before.
     """
-    one_hot = jax.nn.one_hot(block, precision.shape[0], dtype=x.dtype)  # (n, M)
+    one_hot = weight * jax.nn.one_hot(block, precision.shape[0], dtype=x.dtype)  # (n, M)
     gram = jnp.einsum("am,ai,aj->mij", one_hot, x, x)
     moment = jnp.einsum("am,a,ai->mi", one_hot, y.astype(x.dtype), x)
     return precision + gram, b + moment
+
+
+def discount_precision(
+    precision: Array, b: Array, gamma: Any, prior_precision: Array, prior_b: Any = 0.0
+) -> tuple[Array, Array]:
+    """``(gamma V + (1 - gamma) V_0, gamma b + (1 - gamma) b_0)``: the stabilised discount in precision form.
+
+    ``b = V mu`` (``b_0 = V_0 mu_0``; the ridge's ``b = sum y x`` with ``mu_0 = 0``), so the mean
+    after it is ``bar V^{-1} bar b`` (:func:`estimate`). Leading axes of ``precision`` and ``b``
+    are blocks; ``prior_precision`` (d, d) and ``prior_b`` broadcast against them. Composes:
+    discounting by ``gamma_1`` then ``gamma_2`` is discounting by ``gamma_1 gamma_2``.
+    """
+    return gamma * precision + (1.0 - gamma) * prior_precision, gamma * b + (1.0 - gamma) * prior_b
 
 
 def estimate(precision: Array, b: Array) -> tuple[Array, Array]:
@@ -183,6 +215,24 @@ def kalman_observe_blocks(
     return cov, mean
 
 
+def discount_covariance(cov: Array, mean: Array, gamma: Any, prior_precision: Any) -> tuple[Array, Array]:
+    r"""The stabilised discount of ``N(mean, cov)`` under the prior ``N(0, I / c)`` (``c``: ``prior_precision``), covariance form.
+
+    With ``Lambda = cov^{-1}``, ``bar Lambda = gamma Lambda + (1 - gamma) c I = Lambda A`` for
+    ``A = gamma I + (1 - gamma) c cov``, so
+
+    .. math::  \bar\Sigma = A^{-1} \Sigma, \qquad \bar\mu = \bar\Lambda^{-1} \gamma \Lambda \mu = \gamma A^{-1} \mu
+
+    (:func:`discount_precision` with ``mu_0 = 0``, without inverting ``cov``: ``A`` has every
+    eigenvalue at least ``gamma``). ``cov`` (..., d, d), ``mean`` (..., d); leading axes are blocks.
+    """
+    d = cov.shape[-1]
+    shift = gamma * jnp.eye(d, dtype=cov.dtype) + (1.0 - gamma) * prior_precision * cov  # symmetric, commutes with cov
+    solved = cho_solve(cholesky(shift), jnp.concatenate([cov, gamma * mean[..., None]], axis=-1))
+    new_cov, new_mean = solved[..., :d], solved[..., d]
+    return 0.5 * (new_cov + jnp.swapaxes(new_cov, -1, -2)), new_mean
+
+
 def invert(precision: Array) -> tuple[Array, Array]:
     """``(V^{-1}, L)`` of a positive definite ``V`` (d, d): ``L`` from its lower triangle, ``V^{-1}`` by two triangular solves against ``I``."""
     factor = cho_factor(precision)
@@ -227,19 +277,31 @@ class DesignInverse(NamedTuple):
         def rank_one() -> tuple[Array, Array]:
             return sherman_morrison(self.inverse, x)[0], jnp.asarray(True)
 
-        def refactor() -> tuple[Array, Array]:
-            inverse, positive = _symmetric_inverse(gram)
-            shifted, _ = _symmetric_inverse(gram + gershgorin_shift(gram) * jnp.eye(gram.shape[0], dtype=gram.dtype))
-            inverse = jnp.where(positive, inverse, shifted)
-            condition = _inf_norm(gram) * _inf_norm(inverse)
-            return inverse, positive & (condition < MAX_CONDITION)
-
-        inverse, exact = jax.lax.cond(self.exact, rank_one, refactor)
+        inverse, exact = jax.lax.cond(self.exact, rank_one, lambda: _refactored(gram))
         return DesignInverse(gram, inverse, exact)
+
+    def remove(self, x: Array) -> DesignInverse:
+        """The design without one earlier pull of ``x``: ``G - x x^T``, its inverse recomputed (a downdate can
+        leave ``G`` singular, where no rank-one formula holds)."""
+        gram = self.gram - jnp.outer(x, x)
+        return DesignInverse(gram, *_refactored(gram))
+
+    def scale(self, gamma: Any) -> DesignInverse:
+        """``gamma G`` and its inverse ``P / gamma`` (every pull's weight times ``gamma``; the condition number is unchanged)."""
+        return DesignInverse(gamma * self.gram, self.inverse / gamma, self.exact)
 
     def widths(self, arms: Array) -> Array:
         """``||x_i||_{G_t^{-1}}`` for each row of ``arms`` (shape (K, d)), shape (K,)."""
         return inverse_widths(self.inverse, arms)
+
+
+def _refactored(gram: Array) -> tuple[Array, Array]:
+    """``(inverse, exact)`` of a design recomputed from scratch (:class:`DesignInverse`'s docstring)."""
+    inverse, positive = _symmetric_inverse(gram)
+    shifted, _ = _symmetric_inverse(gram + gershgorin_shift(gram) * jnp.eye(gram.shape[0], dtype=gram.dtype))
+    inverse = jnp.where(positive, inverse, shifted)
+    condition = _inf_norm(gram) * _inf_norm(inverse)
+    return inverse, positive & (condition < MAX_CONDITION)
 
 
 def _symmetric_inverse(matrix: Array) -> tuple[Array, Array]:

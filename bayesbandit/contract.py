@@ -77,9 +77,12 @@ __all__ = [
     "Combinatorial",
     "Explains",
     "ExactLaw",
+    "Discounts",
+    "Forgets",
     "HostState",
     "Catalogued",
     "Env",
+    "Parametric",
     "CatalogueEnv",
     "register_policy",
     "policy_kind",
@@ -182,6 +185,33 @@ class ExactLaw(Protocol):
 
 
 @runtime_checkable
+class Discounts(Protocol):
+    """A policy whose posterior can forget geometrically: the capability behind discounting.
+
+    ``discount(state, gamma, refit=True)`` multiplies the weight of every observation so far by
+    ``gamma`` in ``(0, 1]`` and leaves the prior's weight alone, so the precision never falls
+    below the prior's (the stabilised rule, ``Lambda <- gamma Lambda + (1 - gamma) Lambda_0``
+    where the state keeps no rows). ``refit=False`` leaves the point estimate for the next
+    ``update`` to refresh (what :class:`bayesbandit.drift.Discounted` does: it updates right
+    after). Jittable; ``gamma = 1`` returns an equal state.
+    """
+
+    def discount(self, state: Any, gamma: ArrayLike, *, refit: bool = True) -> Any: ...
+
+
+@runtime_checkable
+class Forgets(Protocol):
+    """A policy that can remove one earlier observation: the capability behind a sliding window.
+
+    ``forget(state, arms, action, feedback, refit=True)`` is the inverse of ``update``'s data term
+    for that observation (the same ``arms``, ``action`` and ``feedback`` ``update`` was given):
+    the posterior becomes the one the other observations alone give. Jittable.
+    """
+
+    def forget(self, state: Any, arms: Any, action: Any, feedback: Any, *, refit: bool = True) -> Any: ...
+
+
+@runtime_checkable
 class Buffered(Protocol):
     """A policy whose state keeps a fixed-capacity row buffer that grows outside ``jit``."""
 
@@ -251,6 +281,22 @@ class Env(Protocol):
     def arms(self, env_state: Any, t: ArrayLike) -> Array: ...
 
     def pull(self, env_state: Any, action: Array, key: PRNGKey, t: ArrayLike) -> tuple[Array, Outcome]: ...
+
+
+@runtime_checkable
+class Parametric(Protocol):
+    """An environment whose instance has a parameter that can be moved: the capability behind drift.
+
+    ``parameter(env_state)`` is the instance's parameter (``theta*``, or a Bernoulli bandit's
+    means), an array; ``with_parameter(env_state, p)`` the same instance (arms, feature stream)
+    with parameter ``p``, its means and best expected reward recomputed, so the oracle stays
+    exact. Both jittable. :class:`bayesbandit.drift.Drifting` and
+    :class:`bayesbandit.drift.PiecewiseStationary` move it.
+    """
+
+    def parameter(self, env_state: Any) -> Array: ...
+
+    def with_parameter(self, env_state: Any, parameter: Array) -> Any: ...
 
 
 class CatalogueEnv(Protocol):

@@ -15,6 +15,11 @@ matrix ``G = sum_l x_l x_l^T``.
   the horizon.
 * :class:`RecentRows`: a ring buffer of the ``B`` most recent rows, the mini-batch a neural
   policy takes one optimiser step on each round (Kveton et al. 2020, Section 5.2).
+
+Forgetting (:mod:`bayesbandit.drift`): ``discount(gamma)`` multiplies the weight of every
+observation so far by ``gamma`` (per-arm counts and sums, or row weights: the means stay, the
+likelihood term of row ``s`` becomes ``gamma^{t-s} log p(y_s | x_s, theta)``), and ``remove``
+takes one earlier observation out exactly.
 """
 
 from __future__ import annotations
@@ -44,6 +49,14 @@ class ArmHistory(NamedTuple):
 
     def add(self, arm: Array, reward: Array) -> ArmHistory:
         return self._replace(counts=self.counts.at[arm].add(1.0), sums=self.sums.at[arm].add(reward))
+
+    def remove(self, arm: Array, reward: Array) -> ArmHistory:
+        """The statistics without one earlier pull of ``arm`` with ``reward`` (the inverse of :meth:`add`)."""
+        return self._replace(counts=self.counts.at[arm].add(-1.0), sums=self.sums.at[arm].add(-reward))
+
+    def discount(self, gamma: Array) -> ArmHistory:
+        """Every pull's weight times ``gamma``: counts and sums scaled, the means unchanged."""
+        return self._replace(counts=gamma * self.counts, sums=gamma * self.sums)
 
     def rows(self) -> tuple[Array, Array, Array]:
         means = self.sums / jnp.where(self.counts > 0, self.counts, 1.0)
@@ -88,6 +101,24 @@ class RowHistory(NamedTuple):
             self.size + 1,
         )
 
+    def remove(self, features: Array, reward: Array) -> RowHistory:
+        """The buffer without one earlier row ``(features, reward)``: the newest such row with positive weight
+        (what the last :meth:`add` of it wrote) is emptied (weight, features and reward 0), so its term
+        leaves the potential exactly whatever its weight. Equal rows of equal weight are interchangeable,
+        so without discounting it does not matter which goes. A row not in the buffer changes nothing.
+        The slot is not reused (``size`` counts rows written).
+        """
+        match = (self.w > 0) & jnp.all(self.x == features, axis=1) & (self.y == reward)
+        i = self.capacity - 1 - jnp.argmax(match[::-1])
+        keep = ~(match & (jnp.arange(self.capacity) == i))
+        return self._replace(
+            x=jnp.where(keep[:, None], self.x, 0.0), y=jnp.where(keep, self.y, 0.0), w=jnp.where(keep, self.w, 0.0)
+        )
+
+    def discount(self, gamma: Array) -> RowHistory:
+        """Every row's weight times ``gamma`` (empty rows stay at 0)."""
+        return self._replace(w=gamma * self.w)
+
     def rows(self) -> tuple[Array, Array, Array]:
         return self.x, self.y, self.w
 
@@ -126,6 +157,10 @@ class OnlineHistory(NamedTuple):
 
     def add(self, features: Array) -> OnlineHistory:
         return OnlineHistory(add_outer(self.design, features), self.size + 1)
+
+    def discount(self, gamma: Array) -> OnlineHistory:
+        """The design with every pull's weight times ``gamma``."""
+        return self._replace(design=gamma * self.design)
 
     def gram(self) -> Array:
         return self.design

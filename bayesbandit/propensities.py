@@ -13,6 +13,29 @@ decisions is used to evaluate another policy.
   arms), with the binomial standard error ``sqrt(p (1 - p) / M)``. The estimate is never below
   ``1 / M``: the action was chosen, so its probability is positive, and an estimate of 0 would
   make an importance weight infinite.
+
+Logged propensities (the serve-time rule)
+-----------------------------------------
+A Monte Carlo estimate ``p_hat`` from draws independent of the action is noisy, and ``1 / p_hat``
+is biased upward (Jensen), so inverse-propensity weighting with it is biased. The serve-time
+rule of :func:`select_logged` and :func:`logged_propensity` avoids this: the action is one of
+``M`` exchangeable selections ``D_1 = A, D_2, ..., D_M`` (the action's own and ``M - 1`` more),
+and the logged propensity is the action's frequency among them,
+``p_hat(A) = #{j : D_j = A} / M``. Conditional on the multiset of draws, ``A`` is uniform over
+the ``M`` positions (exchangeability), so ``P(A = a | draws) = p_hat(a)`` exactly: ``p_hat`` is
+the action's true propensity given the draws. For a target ``pi_e`` and rewards of mean
+``mu_a``, ``E[pi_e(A) r / p_hat(A) | draws] = sum_{a : p_hat(a) > 0} pi_e(a) mu_a``, so IPS with
+the logged ``p_hat`` is exactly unbiased for the value restricted to the arms drawn at least
+once; the remaining (positivity) bias is ``-E[sum_a pi_e(a) mu_a 1{p_hat(a) = 0}]``, at most
+``sum_a pi_e(a) mu_a (1 - p_a)^(M - 1)`` in magnitude, which ``M`` controls. Marginally ``A``
+has the law of one ``select`` (it is ``D_1``), and ``p_hat >= 1 / M`` always.
+
+Batched target distributions
+----------------------------
+:func:`action_distributions` gives the law of a frozen policy on each of ``n`` rows of arms
+(logged contexts) in one compiled call: ``vmap`` over rows of a ``vmap`` over ``M`` keys (rows
+in chunks, to bound memory), exact per row for an :class:`~bayesbandit.contract.ExactLaw`
+policy.
 """
 
 from __future__ import annotations
@@ -29,7 +52,15 @@ from bayesbandit.contract import Combinatorial, ExactLaw, policy_kind
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_int
 
-__all__ = ["Propensity", "action_distribution", "propensity", "DEFAULT_SAMPLES"]
+__all__ = [
+    "Propensity",
+    "action_distribution",
+    "action_distributions",
+    "propensity",
+    "logged_propensity",
+    "select_logged",
+    "DEFAULT_SAMPLES",
+]
 
 DEFAULT_SAMPLES = 1000
 
@@ -128,12 +159,140 @@ def propensity(
     """
     samples = check_int("propensity", "samples", samples, low=1)
     if _exact("propensity", policy, method):
-        probabilities = np.asarray(policy.action_probabilities(state, jnp.asarray(arms)))
-        return Propensity(float(probabilities[int(action)]), 0.0, True)
-    draws = _draws(policy, state, arms, key, samples)
-    if isinstance(policy, Combinatorial):  # a super arm: the same set of lifted indices
-        hits = np.all(np.sort(draws, axis=-1) == np.sort(np.asarray(action)), axis=-1)
-    else:
-        hits = draws.reshape(samples) == np.asarray(action)
+        return _exact_propensity(policy, state, arms, action)
+    hits = _hits(policy, _draws(policy, state, arms, key, samples), action)
     value = max(int(np.sum(hits)), 1) / samples
     return Propensity(value, float(np.sqrt(value * (1.0 - value) / samples)), False)
+
+
+def _exact_propensity(policy: Any, state: Any, arms: Any, action: Any) -> Propensity:
+    """``action``'s probability from an :class:`~bayesbandit.contract.ExactLaw` policy's stated law."""
+    probabilities = np.asarray(policy.action_probabilities(state, jnp.asarray(arms)))
+    return Propensity(float(probabilities[int(action)]), 0.0, True)
+
+
+def _hits(policy: Any, draws: np.ndarray, action: Any) -> np.ndarray:
+    """Which of ``draws`` equal ``action`` (for a super arm: the same set of lifted indices)."""
+    if isinstance(policy, Combinatorial):
+        return np.all(np.sort(draws, axis=-1) == np.sort(np.asarray(action)), axis=-1)
+    return draws.reshape(draws.shape[0]) == np.asarray(action)
+
+
+def logged_propensity(
+    policy: Any,
+    state: Any,
+    arms: Any,
+    action: Any,
+    key: PRNGKey,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    method: Method = "auto",
+) -> Propensity:
+    """The propensity to log with ``action``, the policy's own selection from ``state``: exact given the draws.
+
+    ``action`` must be the outcome of ``policy.select(state, arms, k)`` on a key ``k``
+    independent of ``key``. It counts as the first of ``samples`` exchangeable selections, the
+    other ``samples - 1`` are drawn with ``key``, and the value is the action's frequency among
+    all of them, ``(1 + #{j >= 2 : D_j = action}) / samples`` (module docstring: inverse
+    weighting by it is unbiased for the value on the arms drawn). Exact (standard error 0) for an
+    :class:`~bayesbandit.contract.ExactLaw` policy. The standard error reported for a Monte Carlo
+    value is the binomial ``sqrt(p (1 - p) / M)`` of ``p_hat`` as an estimate of the
+    unconditional propensity.
+    """
+    samples = check_int("logged_propensity", "samples", samples, low=1)
+    if _exact("logged_propensity", policy, method):
+        return _exact_propensity(policy, state, arms, action)
+    hits = 0 if samples == 1 else int(np.sum(_hits(policy, _draws(policy, state, arms, key, samples - 1), action)))
+    value = (1 + hits) / samples
+    return Propensity(value, float(np.sqrt(value * (1.0 - value) / samples)), False)
+
+
+def select_logged(policy: Any, state: Any, arms: Array, key: PRNGKey, samples: int) -> tuple[Array, Array]:
+    """One selection and the frequencies of every arm among ``samples`` draws (module docstring), pure and jittable.
+
+    ``samples`` selections on keys split from ``key`` (``vmap``); the action is the first, so
+    its law is that of one ``select``. Returns ``(action, frequencies)`` with ``frequencies``
+    of shape (K,): the propensity to log is ``frequencies[action]``, the exact probability of
+    the action given the draws; the arms with frequency 0 are where positivity fails. For
+    single-arm JAX policies.
+    """
+    actions, _ = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(key, samples))
+    counts = jnp.zeros(arms.shape[0], arms.dtype).at[actions].add(1.0)
+    return actions[0], counts / samples
+
+
+@functools.lru_cache(maxsize=64)
+def _rows_sampler(policy: Any, samples: int, num_arms: int, batch: int) -> Any:
+    """``(state, arms (n, K, d), key) -> counts (n, K)`` of ``samples`` selections per row: one compiled call."""
+
+    def row_counts(state: Any, arms: Array, key: PRNGKey) -> Array:
+        actions, _ = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(key, samples))
+        return jnp.zeros(num_arms, arms.dtype).at[actions.reshape(-1)].add(1.0)
+
+    def counts(state: Any, arms: Array, key: PRNGKey) -> Array:
+        keys = jax.random.split(key, arms.shape[0])
+        return jax.lax.map(lambda row: row_counts(state, *row), (arms, keys), batch_size=batch)
+
+    return jax.jit(counts)
+
+
+def action_distributions(
+    policy: Any,
+    state: Any,
+    arms: Any,
+    key: PRNGKey,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    method: Method = "auto",
+    batch: int | None = None,
+) -> tuple[Array, Array]:
+    """The law of ``policy.select(state, arms[i], key)`` on each row ``i``: ``(probabilities, standard errors)``, each (n, K).
+
+    Parameters
+    ----------
+    policy, state
+        A single-arm JAX policy and the state it is frozen at.
+    arms : array, shape (n, K, d)
+        The arm set of each row (a logged context's arms).
+    key : PRNGKey
+        The Monte Carlo draws' key (row ``i`` uses the ``i``-th of ``split(key, n)``).
+    samples : int
+        Monte Carlo draws ``M`` per row.
+    method : {"auto", "monte_carlo"}
+        As in :func:`action_distribution`.
+    batch : int, optional
+        Rows computed at once (bounds memory: ``batch * samples * K`` scores); default such
+        that about ``2^22`` scores are live.
+
+    Returns
+    -------
+    probabilities, se : arrays, shape (n, K)
+        Exact (``se = 0``) for an :class:`~bayesbandit.contract.ExactLaw` policy (``vmap`` of
+        its ``action_probabilities``); else the frequencies of ``samples`` selections per row,
+        ``se = sqrt(p (1 - p) / M)``.
+    """
+    samples = check_int("action_distributions", "samples", samples, low=1)
+    arms = jnp.asarray(arms, dtype=float)
+    if arms.ndim != 3 or arms.shape[0] == 0:
+        raise InvalidInput(
+            "action_distributions: the 'arms' argument must have shape (n, K, d) with n >= 1 (one arm set per "
+            f"row). Got shape {tuple(arms.shape)}. Fix: stack the rows' arm sets, or use action_distribution "
+            "for one arm set."
+        )
+    if policy_kind(policy) == "host" or isinstance(policy, Combinatorial):
+        raise InvalidInput(
+            f"action_distributions: the 'policy' argument must be a single-arm JAX policy; got "
+            f"{type(policy).__name__}. Fix: call action_distribution row by row for it."
+        )
+    n, num_arms = int(arms.shape[0]), int(arms.shape[1])
+    if _exact("action_distributions", policy, method):
+        probabilities = jax.jit(jax.vmap(policy.action_probabilities, in_axes=(None, 0)))(state, arms)
+        return probabilities, jnp.zeros_like(probabilities)
+    rows = batch if batch is not None else max(1, 2**22 // (samples * num_arms))
+    rows = check_int("action_distributions", "batch", rows, low=1)
+    try:
+        sampler = _rows_sampler(policy, samples, num_arms, min(rows, n))
+    except TypeError:  # an unhashable policy (array hyper-parameters)
+        sampler = _rows_sampler.__wrapped__(policy, samples, num_arms, min(rows, n))
+    probabilities = sampler(state, arms, key) / samples
+    return probabilities, jnp.sqrt(probabilities * (1.0 - probabilities) / samples)

@@ -32,6 +32,9 @@ EXPERIMENTS: dict[str, str] = {
     "comb-movielens": "bayesbandit.experiments.comb_movielens",
     "deep-mnist": "bayesbandit.experiments.deep_mnist",
     "likelihoods": "bayesbandit.experiments.likelihoods",
+    "ope-logistic": "bayesbandit.experiments.ope_logistic",
+    "drift-bernoulli": "bayesbandit.experiments.drift_bernoulli",
+    "drift-logistic": "bayesbandit.experiments.drift_logistic",
 }
 
 

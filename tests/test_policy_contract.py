@@ -3,6 +3,7 @@
 from bayesbandit.models import logistic, mlp
 
 import bayesbandit as bb
+from bayesbandit import drift
 from bayesbandit.oracles import ExclusiveAssignment, TopK
 from bayesbandit.testing import parametrize_with_checks
 
@@ -15,6 +16,8 @@ POLICIES = [
     bb.EpsilonGreedy(logistic(), epsilon=0.05),
     bb.LinTS(lam=1.0, v=0.5),
     bb.LinUCB(lam=1.0, alpha=1.0),
+    drift.ChangePoint(bb.GLMTSL(logistic(), a=1.0), test=drift.GLR(delta=0.01)),
+    drift.ChangePoint(bb.LinTS(lam=1.0, v=0.5), test=drift.CUSUM(epsilon=0.05, h=8.0)),
     bb.DeepFPL(mlp(hidden=16), a=0.5, learning_rate=1e-2, batch=128),
     bb.DeepFL(mlp(hidden=16), learning_rate=1e-2, batch=128),
     bb.RepGLMFPL(mlp(hidden=8), explore_rounds=100, a=0.5),
@@ -29,6 +32,15 @@ POLICIES = [
     bb.CombLinUCB(oracle=TopK(k=3), prior_var=1.0, noise_var=0.25, c=1.0),
     bb.CombLinTS(oracle=TopK(k=3), prior_var=1.0, noise_var=0.09),
     bb.C2UCB(oracle=ExclusiveAssignment(k=2), blocks=2, lam=1.0, alpha=0.5),
+    drift.ChangePoint(bb.ArmTS(oracle=TopK(k=3), lam=1.0, v=0.3), test=drift.GLR(delta=0.01, family="gaussian")),
+    # forgetting wrappers (bayesbandit.drift)
+    drift.Discounted(bb.GLMTSL(logistic(), a=1.0), gamma=0.99),
+    drift.Discounted(bb.GLMTSL(logistic(), a=1.0, history="online"), gamma=0.995),
+    drift.Discounted(bb.LinTS(lam=1.0, v=0.5), gamma=0.99),
+    drift.Discounted(bb.CombLinTS(oracle=TopK(k=3), prior_var=1.0, noise_var=0.09), gamma=0.99),
+    drift.SlidingWindow(bb.GLMTSL(logistic(), a=1.0), window=500),
+    drift.SlidingWindow(bb.LinUCB(lam=1.0, alpha=1.0), window=500),
+    drift.SlidingWindow(bb.C2UCB(oracle=TopK(k=3), lam=1.0, alpha=0.5), window=100),
     # host, over each index kind
     bb.SubTS(beta=0.5, shortlist=20),
     bb.SubTS(beta=0.5, index="exact"),

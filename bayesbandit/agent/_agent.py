@@ -24,6 +24,7 @@ a time, so a later snapshot never lands before an earlier one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -53,10 +54,9 @@ from bayesbandit.agent._persist import (
     state_from_arrays,
 )
 from bayesbandit.checkpoint import array_fingerprint, read_checkpoint, write_checkpoint
-from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Explains, ModelBased, policy_kind
+from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Discounts, Explains, ModelBased, policy_kind
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
-from bayesbandit.propensities import DEFAULT_SAMPLES, Propensity
-from bayesbandit.propensities import propensity as propensity_of
+from bayesbandit.propensities import DEFAULT_SAMPLES, Propensity, logged_propensity
 from bayesbandit.validation import check_action, check_arms, check_feedback, check_int, check_item_ids, check_scalar
 
 __all__ = ["Agent"]
@@ -67,6 +67,19 @@ _PROPENSITY_STREAM = 0x50524F50  # folded into a draw's key for its propensity's
 def _draw_number(draw: np.ndarray) -> int:
     """The draw counter from its two uint32 words (:func:`._calls.draw_data`)."""
     return (int(draw[0]) << 32) | int(draw[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _discount_jit(policy: Any) -> Any:
+    return jax.jit(lambda state, gamma: policy.discount(state, gamma, refit=True))
+
+
+def _discount_call(policy: Any) -> Any:
+    """``(state, gamma) -> policy.discount(state, gamma, refit=True)``, compiled once per policy (``Agent.decay``)."""
+    try:
+        return _discount_jit(policy)
+    except TypeError:  # an unhashable policy (array hyper-parameters): compiled for this call alone
+        return _discount_jit.__wrapped__(policy)
 
 
 def _fingerprint(policy: Any, d: int) -> str:
@@ -292,9 +305,11 @@ class Agent:
             The decision's id (a request id, say; at most 256 characters); default a fresh UUID.
         propensity : bool or int
             Also compute the probability that the policy chose this action in the state it chose
-            from (:func:`bayesbandit.propensities.propensity`): exact for the UCB rules and
-            epsilon-greedy, else a Monte Carlo estimate from ``propensity`` draws (``True``:
-            1,000) with its standard error, never below ``1 / draws``.
+            from (:func:`bayesbandit.propensities.logged_propensity`): exact for the UCB rules and
+            epsilon-greedy, else the action's frequency among itself and ``propensity - 1`` more
+            selections (``True``: 1,000 in all), never below ``1 / draws``: given those draws it
+            is the action's exact probability, so inverse-propensity weighting with it is
+            unbiased on the arms drawn (:mod:`bayesbandit.propensities`).
 
         Returns
         -------
@@ -345,9 +360,11 @@ class Agent:
         return (int(action) if action.ndim == 0 else action), arms_np, law, _draw_number(draw)
 
     def _propensity(self, state: Any, arms_call: Any, action: Any, draw: np.ndarray, samples: int) -> Propensity:
-        """The propensity of ``action`` in ``state``, with Monte Carlo keys apart from every selection's."""
+        """The propensity to log with ``action``, the selection from ``state``: its frequency among itself and
+        ``samples - 1`` more selections on keys apart from every selection's, exact given those draws
+        (:func:`bayesbandit.propensities.logged_propensity`)."""
         key = jax.random.fold_in(draw_key(self._key, draw), _PROPENSITY_STREAM)
-        return propensity_of(self.policy, state, arms_call, np.asarray(action), key, samples=samples)
+        return logged_propensity(self.policy, state, arms_call, np.asarray(action), key, samples=samples)
 
     def _select_call(self, state: Any, arms_call: Any) -> Any:
         return self._ahead.executable(0, state, arms_call) if self._ahead else self._calls.select
@@ -667,6 +684,56 @@ class Agent:
             )
         return self.policy
 
+    # ------------------------------------------------------------------------------ forgetting
+    def decay(self, gamma: float) -> None:
+        """Discount everything learnt so far by ``gamma``: forgetting on the caller's schedule (drifting rewards).
+
+        Every earlier observation's weight is multiplied by ``gamma`` and the prior keeps its
+        own, then the posterior is refitted (:class:`~bayesbandit.contract.Discounts`: the
+        discounted Laplace fit for the GLM policies, ``B <- gamma B + (1 - gamma) lam I`` for
+        the ridge policies, the stabilised rule for ``history="online"``; ``docs/drift.md``).
+        Called on a schedule, say nightly, independent of how many rewards arrive (bayesianbandits'
+        advice: decoupled from updates), observations ``n`` decays old weigh ``gamma^n``: the
+        effective memory is ``1 / (1 - gamma)`` decays (``gamma = 0.9`` nightly: about ten days).
+        For a discount every round, wrap the policy in :class:`bayesbandit.drift.Discounted`.
+
+        The decay is part of the state a checkpoint saves, and with a decision log it is logged
+        (table ``decays``) and replayed in order by ``load(..., log=...)``.
+
+        Parameters
+        ----------
+        gamma : float in (0, 1]
+            ``1`` changes nothing.
+
+        Raises
+        ------
+        InvalidInput
+            ``gamma`` outside ``(0, 1]``, or a policy without the ``Discounts`` capability
+            (neural and index policies); the agent is unchanged.
+        NotConverged
+            The discounted state is not finite; the agent is unchanged.
+        """
+        self._process.check("decay")
+        check_scalar("Agent.decay", "gamma", gamma, low=0.0, high=1.0, low_open=True)
+        if self._kind != "jax" or not isinstance(self.policy, Discounts):
+            raise InvalidInput(
+                f"Agent.decay: {type(self.policy).__name__} cannot discount its posterior (it has no Discounts "
+                "capability: neural and index policies keep no prior to fall back to). Fix: use a GLM, linear or "
+                "combinatorial policy, or bayesbandit.drift.Discounted over one; the agent state was not changed."
+            )
+        with self._lock:
+            self._decay(float(gamma))
+            if self._log is not None:
+                self._log.decay(time.time(), float(gamma))
+
+    def _decay(self, gamma: float) -> None:
+        """Apply ``discount(state, gamma, refit=True)`` and commit it if finite (under the lock)."""
+        new_state = _discount_call(self.policy)(self.state, np.float64(gamma))
+        floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+        if not all(np.isfinite(x).all() for x in floats):
+            raise NotConverged(f"decay({gamma!r}) made the policy state non-finite; the agent state was not changed.")
+        self.state = new_state
+
     # ------------------------------------------------------------------------------ saving
     def _replay(self, seq: int) -> None:
         """Apply the decision log's rows committed after ``seq``, in order, without logging them again."""
@@ -675,7 +742,9 @@ class Agent:
         rows = self._log.after(seq)
         with self._lock:
             for kind, row in rows:
-                if kind == "decision":
+                if kind == "decay":
+                    self._decay(row[2])
+                elif kind == "decision":
                     action = np.asarray(json.loads(row[5]))
                     decision = Decision(row[1], int(action) if action.ndim == 0 else action, row[2], row[8], row[9])
                     self._decisions.add(decision, decision_arms(row))

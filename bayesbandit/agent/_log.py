@@ -5,9 +5,11 @@ Two append-only tables, written by a background thread so that ``select`` never 
 * ``decisions``: one row per decision (``seq``, ``id``, ``time``, ``draw``, ``policy``: a
   fingerprint of the policy and program, ``action`` as JSON, ``arms`` as raw float64 bytes with
   ``arms_shape``, NULL for a fixed arm set, ``propensity``, ``propensity_se``);
-* ``rewards``: one row per reward (``seq``, ``decision_id``, ``time``, ``reward`` as JSON).
+* ``rewards``: one row per reward (``seq``, ``decision_id``, ``time``, ``reward`` as JSON);
+* ``decays``: one row per :meth:`~bayesbandit.Agent.decay` (``seq``, ``time``, ``gamma``). Opening
+  a log written before decays existed adds the (empty) table, so old logs stay readable.
 
-``seq`` orders every row of both tables in the order the agent applied them (it is taken under
+``seq`` orders every row of the tables in the order the agent applied them (it is taken under
 the agent's lock), which is the order a replay must follow. A plain ``update(action, reward)``
 is logged as a decision (id ``"update:<uuid>"``) followed by its reward, so the log holds every
 reward the agent learnt from.
@@ -48,6 +50,7 @@ CREATE TABLE IF NOT EXISTS decisions (
     propensity REAL, propensity_se REAL);
 CREATE TABLE IF NOT EXISTS rewards (
     seq INTEGER PRIMARY KEY, decision_id TEXT UNIQUE NOT NULL, time REAL NOT NULL, reward TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS decays (seq INTEGER PRIMARY KEY, time REAL NOT NULL, gamma REAL NOT NULL);
 """
 _BATCH = 256  # rows per transaction at most
 _STOP = object()
@@ -87,7 +90,8 @@ class DecisionLog:
             connection = sqlite3.connect(self.path, check_same_thread=False)
             connection.executescript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;" + _SCHEMA)
             last = connection.execute(
-                "SELECT MAX(m) FROM (SELECT MAX(seq) AS m FROM decisions UNION ALL SELECT MAX(seq) FROM rewards)"
+                "SELECT MAX(m) FROM (SELECT MAX(seq) AS m FROM decisions UNION ALL SELECT MAX(seq) FROM rewards "
+                "UNION ALL SELECT MAX(seq) FROM decays)"
             ).fetchone()[0]
         except sqlite3.Error as exc:
             raise InvalidInput(
@@ -118,10 +122,16 @@ class DecisionLog:
         self.last_seq += 1
         self._queue.put(("rewards", (self.last_seq, decision_id, time, _json(reward))))
 
+    def decay(self, time: float, gamma: float) -> None:
+        """Hand over a decay row (:meth:`bayesbandit.Agent.decay`)."""
+        self.last_seq += 1
+        self._queue.put(("decays", (self.last_seq, time, gamma)))
+
     def _write(self) -> None:
         statements = {
             "decisions": "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "rewards": "INSERT INTO rewards VALUES (?, ?, ?, ?)",
+            "decays": "INSERT INTO decays VALUES (?, ?, ?)",
         }
         stop = False
         while not stop:
@@ -168,16 +178,18 @@ class DecisionLog:
 
     # ------------------------------------------------------------------------------ replaying
     def after(self, seq: int) -> list[tuple[str, tuple]]:
-        """The committed rows after ``seq`` in order, as ``("decision", row)`` / ``("reward", row)``,
-        for :meth:`bayesbandit.Agent.load`."""
+        """The committed rows after ``seq`` in order, as ``("decision", row)`` / ``("reward", row)`` /
+        ``("decay", row)``, for :meth:`bayesbandit.Agent.load`."""
         self.flush()
         reader = sqlite3.connect(self.path)
         try:
             decisions = reader.execute("SELECT * FROM decisions WHERE seq > ? ORDER BY seq", (seq,)).fetchall()
             rewards = reader.execute("SELECT * FROM rewards WHERE seq > ? ORDER BY seq", (seq,)).fetchall()
+            decays = reader.execute("SELECT * FROM decays WHERE seq > ? ORDER BY seq", (seq,)).fetchall()
         finally:
             reader.close()
-        return sorted([("decision", r) for r in decisions] + [("reward", r) for r in rewards], key=lambda x: x[1][0])
+        rows = [("decision", r) for r in decisions] + [("reward", r) for r in rewards] + [("decay", r) for r in decays]
+        return sorted(rows, key=lambda x: x[1][0])
 
 
 def decision_arms(row: tuple) -> np.ndarray | None:

@@ -13,6 +13,7 @@ environment                        rewards                                arms
 :class:`PoissonBandit`             ``Poisson(exp(x^T theta*))``           fixed
 :class:`ProgramBandit`             a reward program at a prior draw       fixed
 :class:`ContextualLogisticBandit`  ``Bernoulli(sigmoid(x^T theta*))``     redrawn each round
+:class:`BernoulliBandit`           ``Bernoulli(mu_i)``, given means       fixed, one-hot
 :class:`ClusteredSemiBandit`       ``+-1``, mean ``x^T theta*``, per pick  fixed, k at once
 :class:`PromotionEnv`              MovieLens ratings, per pick           N users a round
 :class:`ImageClassBandit`          ``Ber(0.75)`` for the target class   K images a round
@@ -23,6 +24,7 @@ arrive and leave while running, for the index-backed policies (:class:`Synthetic
 """
 
 from bayesbandit.envs._common import ContextualInstance, Instance, describe, theta_variance
+from bayesbandit.envs.bernoulli import BernoulliBandit, BernoulliInstance
 from bayesbandit.envs.catalogue import CatalogueRun, Changes, SyntheticCatalogue
 from bayesbandit.envs.clustered import ClusteredSemiBandit
 from bayesbandit.envs.glm import ContextualLogisticBandit, LinearBandit, LogisticBandit, PoissonBandit, glm_instance
@@ -39,6 +41,8 @@ __all__ = [
     "PoissonBandit",
     "ProgramBandit",
     "ContextualLogisticBandit",
+    "BernoulliBandit",
+    "BernoulliInstance",
     "theta_variance",
     "describe",
     "SyntheticCatalogue",

@@ -125,6 +125,19 @@ class ClusteredSemiBandit:
         theta_key = key if self.theta_seed is None else jax.random.PRNGKey(self.theta_seed)
         # drawn in float32 whatever the precision mode, so the same seed gives the same theta* in both
         theta = jax.random.normal(theta_key, (self.d,), dtype=jnp.float32).astype(arms.dtype)
+        return self._instance(arms, theta)
+
+    def parameter(self, env_state: ClusteredInstance) -> Array:
+        """The instance's ``theta*``, shape (d,) (:class:`~bayesbandit.contract.Parametric`)."""
+        return env_state.theta
+
+    def with_parameter(self, env_state: ClusteredInstance, parameter: Array) -> ClusteredInstance:
+        """The same arms with ``theta*`` the unit vector along ``parameter`` (unit norm keeps every mean
+        ``theta*^T x_i`` in ``[-1, 1]``, a valid ``+-1`` reward), the means and the best super arm recomputed."""
+        return self._instance(env_state.arms, jnp.asarray(parameter, env_state.theta.dtype))
+
+    def _instance(self, arms: Array, theta: Array) -> ClusteredInstance:
+        """The instance of ``arms`` and the unit vector along ``theta``: means and the oracle's best super arm."""
         theta = theta / jnp.linalg.norm(theta)
         means = arms @ theta
         best_action = self.oracle(means[None, :], jax.random.PRNGKey(0))

@@ -63,6 +63,16 @@ class _FixedGLMBandit:
         reward = self._sample(key, env_state.means)[action]
         return reward, Outcome(env_state.means[action], env_state.best_mean)
 
+    def parameter(self, env_state: Instance) -> Array:
+        """The instance's ``theta*``, shape (d,) (:class:`~bayesbandit.contract.Parametric`)."""
+        return env_state.theta
+
+    def with_parameter(self, env_state: Instance, parameter: Array) -> Instance:
+        """The same arms with ``theta* = parameter``: means ``mu(x_i^T theta*)`` and the best one recomputed."""
+        theta = jnp.asarray(parameter, env_state.theta.dtype)
+        means = self._mean(env_state.arms @ theta)
+        return env_state._replace(theta=theta, means=means, best_mean=jnp.max(means))
+
     def _mean(self, eta: Array) -> Array:
         raise NotImplementedError
 
@@ -196,6 +206,14 @@ class ContextualLogisticBandit:
         key_features, key_theta = jax.random.split(key)
         std = theta_variance(self.theta_cov, self.d) ** 0.5
         return ContextualInstance(std * jax.random.normal(key_theta, (self.d,), dtype=float), key_features)
+
+    def parameter(self, env_state: ContextualInstance) -> Array:
+        """The instance's ``theta*``, shape (d,) (:class:`~bayesbandit.contract.Parametric`)."""
+        return env_state.theta
+
+    def with_parameter(self, env_state: ContextualInstance, parameter: Array) -> ContextualInstance:
+        """The same feature stream with ``theta* = parameter`` (the oracle maximises each round's means)."""
+        return env_state._replace(theta=jnp.asarray(parameter, env_state.theta.dtype))
 
     def arms(self, env_state: ContextualInstance, t: ArrayLike) -> Array:
         """Round ``t``'s arm features, shape (K, d)."""

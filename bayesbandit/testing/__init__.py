@@ -13,16 +13,17 @@ or, in a pytest module, one test per policy and check::
     def test_contract(policy, check):
         check(policy)
 
-=============  ==================================================================================
-module         checks
-=============  ==================================================================================
-``policy``     JAX policies, one arm a round (``docs/contract.md``)
-``comb``       combinatorial policies (super arms, semi-bandit feedback)
-``host``       host policies over catalogues with ids
-``envs``       environments (the ``Env`` protocol)
-``index``      maximum-inner-product indexes (``bayesbandit.index.protocol``)
-``bai``        fixed-budget best-arm-identification algorithms
-=============  ==================================================================================
+==============  ==================================================================================
+module          checks
+==============  ==================================================================================
+``policy``      JAX policies, one arm a round (``docs/contract.md``)
+``comb``        combinatorial policies (super arms, semi-bandit feedback)
+``forgetting``  policies that discount or forget (``Discounts``, ``Forgets``), on top of their family's
+``host``        host policies over catalogues with ids
+``envs``        environments (the ``Env`` protocol)
+``index``       maximum-inner-product indexes (``bayesbandit.index.protocol``)
+``bai``         fixed-budget best-arm-identification algorithms
+==============  ==================================================================================
 
 pytest is imported only by :func:`parametrize_with_checks`; nothing in the core imports this package.
 """

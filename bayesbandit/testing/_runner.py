@@ -8,7 +8,7 @@ from typing import Any
 from unittest import SkipTest
 
 from bayesbandit.contract import Combinatorial, policy_kind
-from bayesbandit.testing import comb, host, policy
+from bayesbandit.testing import comb, forgetting, host, policy
 from bayesbandit.testing._common import policy_id
 
 __all__ = ["policy_checks", "check_policy", "parametrize_with_checks"]
@@ -19,7 +19,8 @@ ExpectedFailures = Callable[[Any], Mapping[str, str]]
 def _suite(obj: Any) -> Sequence[Callable[[Any], None]]:
     if policy_kind(obj) == "host":
         return host.CHECKS
-    return comb.CHECKS if isinstance(obj, Combinatorial) else policy.CHECKS
+    family = comb.CHECKS if isinstance(obj, Combinatorial) else policy.CHECKS
+    return [*family, *forgetting.checks_for(obj)]
 
 
 def _skipped(check: Callable[[Any], None], reason: str) -> Callable[[Any], None]:

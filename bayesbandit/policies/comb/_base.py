@@ -195,6 +195,27 @@ class RidgeCombPolicy(CombPolicy):
         new = jax.tree.map(lambda n, o: jnp.where(keep, n, o), new, state)
         return new, CombUpdateInfo(keep, recorded)
 
+    def discount(self, state: CombState, gamma: ArrayLike, *, refit: bool = True) -> CombState:
+        """Every observation's weight times ``gamma`` in ``(0, 1]`` in each block, the prior's kept:
+        ``V_j <- gamma V_j + (1 - gamma) lam I``, ``b_j <- gamma b_j``
+        (:func:`bayesbandit._gaussian_linear.discount_precision`; ``refit`` has nothing to do here)."""
+        d = state.b.shape[-1]
+        gamma = jnp.asarray(gamma, state.b.dtype)
+        prior = self.lam * jnp.eye(d, dtype=state.b.dtype)
+        precision, b = gl.discount_precision(state.precision, state.b, gamma, prior)
+        return state._replace(precision=precision, b=b)
+
+    def forget(self, state: CombState, arms: Array, action: Array, feedback: Array, *, refit: bool = True) -> CombState:
+        """Remove one earlier round's picks, the inverse of :meth:`update`: ``V_j -= sum x x^T``, ``b_j -= sum r x``
+        over the picks of block ``j``. ``t`` is not changed; invalid indices or feedback change nothing."""
+        arms = jnp.asarray(arms, dtype=state.b.dtype)
+        feedback = jnp.asarray(feedback, dtype=state.b.dtype)
+        block, x, valid = lifted_picks(arms, action, self.blocks)
+        precision, b = gl.observe_blocks(state.precision, state.b, block, x, feedback, weight=-1.0)
+        new = state._replace(precision=precision, b=b)
+        keep = valid & jnp.all(jnp.isfinite(feedback))
+        return jax.tree.map(lambda n, o: jnp.where(keep, n, o), new, state)
+
     def scores(self, state: CombState, arms: Array, key: PRNGKey) -> Array:
         chol, theta_hat = gl.estimate(state.precision, state.b)
         return self.scores_from(chol, theta_hat, arms, key, state.t)

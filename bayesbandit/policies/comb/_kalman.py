@@ -12,6 +12,21 @@ After any observations ``cov_j = noise_var (lam_eff I + sum x x^T)^{-1}`` and ``
 I + sum x x^T)^{-1} sum r x`` with ``lam_eff = noise_var / prior_var``: the ridge state of C2UCB and
 round-wise TS in another parameterisation (the tests check it step by step), the covariance form of
 :mod:`bayesbandit._gaussian_linear`.
+
+Forgetting, in the same correspondence (posterior precision ``Lambda_j = cov_j^{-1} = V_j /
+noise_var``, prior precision ``Lambda_0 = I / prior_var``, prior mean 0):
+
+* ``discount``: ``bar Lambda_j = gamma Lambda_j + (1 - gamma) I / prior_var`` and
+  ``bar Lambda_j bar mean_j = gamma Lambda_j mean_j``, which is the ridge rule
+  ``V <- gamma V + (1 - gamma) lam_eff I``, ``b <- gamma b`` divided by ``noise_var``; in
+  covariance form ``cov <- A^{-1} cov``, ``mean <- gamma A^{-1} mean`` with
+  ``A = gamma I + (1 - gamma) cov / prior_var``
+  (:func:`~bayesbandit._gaussian_linear.discount_covariance`).
+* ``forget``: removing ``(j, x, r)`` is ``Lambda_j -= x x^T / noise_var``,
+  ``Lambda_j mean_j -= r x / noise_var``; by Sherman-Morrison that is the Kalman step above with
+  ``noise_var`` replaced by ``-noise_var``: ``g = cov x / (x^T cov x - noise_var)``,
+  ``mean <- mean + g (r - x^T mean)``, ``cov <- cov - g x^T cov`` (``x^T cov x < noise_var``
+  whenever ``(j, x, r)`` was observed), taken in the reverse order of the update's.
 """
 
 from __future__ import annotations
@@ -78,3 +93,25 @@ class KalmanCombPolicy(CombPolicy):
         keep = recorded & jnp.all(jnp.isfinite(cov)) & jnp.all(jnp.isfinite(mean))
         new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
         return new, CombUpdateInfo(keep, recorded)
+
+    def discount(self, state: KalmanState, gamma: ArrayLike, *, refit: bool = True) -> KalmanState:
+        """Every observation's weight times ``gamma`` in ``(0, 1]``, the prior's kept (module docstring).
+        ``refit`` has nothing to do here."""
+        gamma = jnp.asarray(gamma, state.mean.dtype)
+        cov, mean = gl.discount_covariance(state.cov, state.mean, gamma, 1.0 / self.prior_var)
+        return state._replace(cov=cov, mean=mean)
+
+    def forget(
+        self, state: KalmanState, arms: Array, action: Array, feedback: Array, *, refit: bool = True
+    ) -> KalmanState:
+        """Remove one earlier round's picks: the Kalman step with ``-noise_var``, picks in reverse order (module
+        docstring). ``t`` is not changed; invalid indices or feedback change nothing."""
+        arms = jnp.asarray(arms, dtype=state.mean.dtype)
+        feedback = jnp.asarray(feedback, dtype=state.mean.dtype)
+        block, x, valid = lifted_picks(arms, action, self.blocks)
+        cov, mean = gl.kalman_observe_blocks(
+            state.cov, state.mean, block[::-1], x[::-1], feedback[::-1], -self.noise_var
+        )
+        new = state._replace(cov=cov, mean=mean)
+        keep = valid & jnp.all(jnp.isfinite(feedback))
+        return jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)

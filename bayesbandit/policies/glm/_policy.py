@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit import _gaussian_linear as gl
 from bayesbandit._compile import jit_once
 from bayesbandit._gaussian_linear import DesignInverse
 from bayesbandit._numerics import tie_probabilities
@@ -289,17 +290,113 @@ class GLMPolicy(ProgramPolicy):
                 history = state.history.add(arms[index], feedback)
             fit, solver_info = self.solver.fit(bound, history.rows(), state.fit)
         attempted = fit.theta
-        edge = jnp.asarray(bound.constrained_mask()) & (jnp.abs(attempted) > EDGE)
-        healthy = ~jnp.any(edge)
-        for leaf in jax.tree.leaves(fit):
-            if jnp.issubdtype(leaf.dtype, jnp.inexact):
-                healthy = healthy & jnp.all(jnp.isfinite(leaf))
-        fit = jax.tree.map(lambda new, old: jnp.where(healthy, new, old), fit, state.fit)
+        fit, healthy = _kept_fit(bound, fit, state.fit)
         design = None if state.design is None else state.design.add(arms[index])
         new_state = state._replace(history=history, fit=fit, t=state.t + 1, design=design)
         new_state = jax.tree.map(lambda new, old: jnp.where(recorded, new, old), new_state, state)
         converged = jnp.asarray(solver_info.converged) & recorded & healthy
         return new_state, GLMUpdateInfo(converged, recorded, recorded & ~healthy, attempted, solver_info)
+
+    # ------------------------------------------------------------------------- forgetting
+    def discount(self, state: GLMState, gamma: ArrayLike, *, refit: bool = True) -> GLMState:
+        r"""Multiply the weight of every observation so far by ``gamma`` in ``(0, 1]``; the prior keeps its weight.
+
+        * ``history="full"`` (:class:`~bayesbandit.contract.Discounts`): per-arm counts and sums, or
+          row weights, times ``gamma``. Applied every round, the refit MAP and its Hessian are the
+          discounted Laplace fit (``docs/drift.md``; spec 2.3)
+
+          .. math::  \hat\theta_t = \arg\max_\theta \sum_{s \le t} \gamma^{t-s} \log p(y_s \mid x_s, \theta)
+                     + \log p_0(\theta), \qquad
+                     \Lambda_t = -\nabla^2 \log p_0(\hat\theta_t) + \sum_s \gamma^{t-s} \nabla^2 (-\log p(y_s \mid x_s, \hat\theta_t)),
+
+          for any reward program; the prior is never discounted, so the precision keeps the
+          prior's curvature in every direction no observation excites.
+        * ``history="online"`` keeps only ``N(mu, Lambda^{-1})``: the stabilised rule (Kulhavy and
+          Zarrop; bayesianbandits' ``forgetting.rst``)
+
+          .. math::  \bar\Lambda = \gamma \Lambda + (1 - \gamma) \Lambda_0, \qquad
+                     \bar\Lambda \bar\mu = \gamma \Lambda \mu + (1 - \gamma) \Lambda_0 \mu_0,
+
+          with ``(mu_0, Lambda_0)`` the Laplace approximation of the prior (the solver's fit of the
+          empty history, what ``init`` starts from). Since each online update only adds curvature,
+          ``Lambda >= Lambda_0`` always and ``bar Lambda >= Lambda_0``: the smallest eigenvalue stays
+          at the prior's floor however long it runs.
+
+        GLM-UCB's and UCB-GLM's design ``G_t`` is discounted too (``G <- gamma G``).
+
+        Parameters
+        ----------
+        state : GLMState
+        gamma : float in (0, 1]
+            Not validated here (jittable): :class:`bayesbandit.drift.Discounted` and
+            :meth:`bayesbandit.Agent.decay` check it.
+        refit : bool
+            Refit the MAP to the discounted history (warm-started; a degenerate fit is not kept,
+            as in :meth:`update`; at ``gamma = 1`` the fit is kept as it is). ``False`` leaves it for the next ``update`` (the online
+            posterior needs no refit: the rule above is its new fit).
+        """
+        dtype = state.fit.theta.dtype
+        gamma = jnp.asarray(gamma, dtype)
+        design = None if state.design is None else state.design.scale(gamma)
+        if isinstance(state.history, OnlineHistory):
+            bound = self.bound(state.history.design.shape[0])
+            prior_mean, prior_chol = (jnp.asarray(a, dtype) for a in _prior_laplace(cast(Any, self.solver), bound))
+            prior_precision = prior_chol @ prior_chol.T
+            precision = state.fit.chol @ state.fit.chol.T
+            precision, b = gl.discount_precision(
+                precision, precision @ state.fit.theta, gamma, prior_precision, prior_precision @ prior_mean
+            )
+            chol, theta = gl.estimate(0.5 * (precision + precision.T), b)
+            fit = state.fit._replace(theta=theta, chol=chol)
+            return state._replace(history=state.history.discount(gamma), fit=fit, design=design)
+        history = state.history.discount(gamma)
+        state = state._replace(history=history, design=design)
+        if not refit:
+            return state
+        # gamma = 1 leaves the history as the last update fitted it: keep that fit, not a polished one.
+        return jax.lax.cond(gamma == 1.0, lambda: state, lambda: self._refit(state, history))
+
+    def forget(self, state: GLMState, arms: Array, action: Array, feedback: Array, *, refit: bool = True) -> GLMState:
+        """Remove one earlier observation: the inverse of :meth:`update`'s data term for the same inputs.
+
+        Per-arm statistics lose one pull of ``arms[action]`` and its reward; a row buffer empties
+        the newest row equal to ``(arms[action], feedback)`` (weight 0: its log-likelihood term
+        leaves the potential exactly; the slot is not reused); the design loses ``x x^T``. The
+        round count ``t`` is not changed (it counts rounds played). An action outside ``[0, K)``
+        changes nothing. With ``refit`` the MAP is refitted as in :meth:`update`.
+
+        Raises
+        ------
+        InvalidInput
+            With ``history="online"``: that posterior keeps no rows, so no observation can be
+            taken out of it.
+        """
+        old = state.history
+        if self.history == "online" or isinstance(old, OnlineHistory):
+            raise InvalidInput(
+                f"{type(self).__name__}.forget: with history='online' the posterior keeps no rows, so one "
+                "observation cannot be removed from it (the Forgets capability, which SlidingWindow needs). "
+                "Fix: use history='full', or forget geometrically with bayesbandit.drift.Discounted."
+            )
+        arms = jnp.asarray(arms, dtype=float)
+        num_arms = arms.shape[0]
+        index = jnp.clip(action, 0, num_arms - 1)
+        if isinstance(old, ArmHistory):
+            history: ArmHistory | RowHistory = old.remove(index, feedback)
+        else:
+            history = old.remove(arms[index], jnp.asarray(feedback, arms.dtype))
+        design = None if state.design is None else state.design.remove(arms[index])
+        new_state = state._replace(history=history, design=design)
+        if refit:
+            new_state = self._refit(new_state, history)
+        valid = (action >= 0) & (action < num_arms)
+        return jax.tree.map(lambda new, old: jnp.where(valid, new, old), new_state, state)
+
+    def _refit(self, state: GLMState, history: ArmHistory | RowHistory) -> GLMState:
+        """The state with its MAP refitted to ``history`` (its own), warm-started (a degenerate fit is not kept)."""
+        bound = self.bound((history.arms if isinstance(history, ArmHistory) else history.x).shape[1])
+        fit, _ = self.solver.fit(bound, history.rows(), state.fit)
+        return state._replace(fit=_kept_fit(bound, fit, state.fit)[0])
 
     def select(self, state: GLMState, arms: Array, key: PRNGKey) -> tuple[Array, Any]:
         """Choose an arm among ``arms`` (shape (K, d)); returns the index and the policy's Info."""
@@ -332,6 +429,28 @@ class ExactScores:
         arms = jnp.asarray(arms, dtype=float)
         scores, _ = self.scores(state, arms, jax.random.PRNGKey(0), self.bound(arms.shape[1]))
         return self._choice_law(state, arms, scores)[0]
+
+
+def _kept_fit(bound: BoundModel, fit: Any, last: Any) -> tuple[Any, Array]:
+    """``(fit to keep, healthy)``: ``fit``, or ``last`` when ``fit`` is degenerate (a non-finite value, or a
+    constrained site's unconstrained value beyond ``+-EDGE``: :meth:`GLMPolicy.update`)."""
+    edge = jnp.asarray(bound.constrained_mask()) & (jnp.abs(fit.theta) > EDGE)
+    healthy = ~jnp.any(edge)
+    for leaf in jax.tree.leaves(fit):
+        if jnp.issubdtype(leaf.dtype, jnp.inexact):
+            healthy = healthy & jnp.all(jnp.isfinite(leaf))
+    return jax.tree.map(lambda new, old: jnp.where(healthy, new, old), fit, last), healthy
+
+
+@functools.lru_cache(maxsize=64)
+def _prior_laplace(solver: Solver, bound: BoundModel) -> tuple[np.ndarray, np.ndarray]:
+    """``(mu_0, chol Lambda_0)``: the solver's fit of the empty history from the prior median, as ``init``
+    computes it, evaluated once per program outside any trace (the stabilised discount's floor)."""
+    with jax.core.eval_context():
+        d = bound.feature_shape[0]
+        empty = (jnp.zeros((1, d)), jnp.zeros(1), jnp.zeros(1))
+        fit = solver.init(bound, bound.init_theta(), empty)
+        return np.asarray(fit.theta), np.asarray(fit.chol)
 
 
 @functools.partial(jit_once, static_argnums=(2, 3))

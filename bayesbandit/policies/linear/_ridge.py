@@ -89,6 +89,35 @@ class RidgePolicy:
         new = jax.tree.map(lambda n, o: jnp.where(keep, n, o), new, state)
         return new, RidgeUpdateInfo(keep, recorded)
 
+    def discount(self, state: RidgeState, gamma: ArrayLike, *, refit: bool = True) -> RidgeState:
+        r"""Every observation's weight times ``gamma`` in ``(0, 1]``, the prior's kept (the stabilised rule):
+
+        .. math::  B \leftarrow \gamma B + (1 - \gamma) \lambda I, \qquad b \leftarrow \gamma b,
+
+        so ``B = lam I + sum_s gamma^{t-s} x_s x_s^T`` and ``b = sum_s gamma^{t-s} y_s x_s`` when
+        applied every round (:func:`bayesbandit._gaussian_linear.discount_precision`). ``refit``
+        has nothing to do here (``select`` solves for the mean). ``gamma`` is not validated
+        (jittable): :class:`bayesbandit.drift.Discounted` and :meth:`bayesbandit.Agent.decay` check it.
+        """
+        d = state.b.shape[-1]
+        gamma = jnp.asarray(gamma, state.b.dtype)
+        prior = self.lam * jnp.eye(d, dtype=state.b.dtype)
+        precision, b = gl.discount_precision(state.precision, state.b, gamma, prior)
+        return state._replace(precision=precision, b=b)
+
+    def forget(
+        self, state: RidgeState, arms: Array, action: Array, feedback: Array, *, refit: bool = True
+    ) -> RidgeState:
+        """Remove one earlier observation, the inverse of :meth:`update`: ``B -= x x^T``, ``b -= y x``
+        (``x = arms[action]``). ``t`` (rounds played) is not changed; an action outside ``[0, K)``
+        changes nothing."""
+        arms = jnp.asarray(arms, dtype=state.b.dtype)
+        valid = (action >= 0) & (action < arms.shape[0])
+        x = arms[jnp.clip(action, 0, arms.shape[0] - 1)]
+        precision, b = gl.observe(state.precision, state.b, x, feedback, weight=-1.0)
+        new = state._replace(precision=precision, b=b)
+        return jax.tree.map(lambda n, o: jnp.where(valid, n, o), new, state)
+
     def select(self, state: RidgeState, arms: Array, key: PRNGKey) -> tuple[Array, Any]:
         """Choose an arm among ``arms`` (K, d); returns the index and the policy's Info."""
         arms = jnp.asarray(arms, dtype=state.b.dtype)
