@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 DEFAULT_SAMPLES = 1000
+"""Monte Carlo draws ``M`` a propensity estimate takes by default."""
 
 
 class Propensity(NamedTuple):

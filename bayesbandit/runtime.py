@@ -121,6 +121,7 @@ def enable_low_latency() -> None:
 
 
 CACHE_MIN_COMPILE_SECONDS = 0.02
+"""Compile time from which :func:`enable_compilation_cache` stores a program, in seconds."""
 
 
 def default_cache_dir() -> Path:

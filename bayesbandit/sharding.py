@@ -19,6 +19,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 __all__ = ["RUNS_AXIS", "runs_mesh", "compile_over_runs"]
 
 RUNS_AXIS = "runs"
+"""The name of the mesh axis the runs are split along."""
 
 
 def runs_mesh() -> Mesh | None:

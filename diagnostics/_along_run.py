@@ -166,7 +166,7 @@ def along_run(
 ) -> pd.DataFrame:
     """Distances of the approximate posteriors to NUTS at chosen rounds of one bandit run.
 
-    Runs ``policy`` for ``max(rounds)`` rounds on ``arms`` (see :func:`run_snapshots`) and, at
+    Runs ``policy`` for ``max(rounds)`` rounds on ``arms`` (see ``run_snapshots``) and, at
     each chosen round ``t``, calls :func:`compare` on the policy's history after ``t``
     observations: the posterior the policy itself samples from (GLM-TSL: Laplace; GLM-FPL: the
     perturbed MAP), against NUTS on the same weighted rows.
@@ -174,7 +174,7 @@ def along_run(
     Parameters
     ----------
     policy, arms, theta_true, rounds, reward_fn, seed
-        See :func:`run_snapshots`.
+        See ``run_snapshots``.
     methods : sequence of str
         Passed to :func:`compare` (must include ``"nuts"`` for distances).
     fpl_a : float, optional

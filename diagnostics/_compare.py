@@ -22,6 +22,7 @@ from ._metrics import gaussian_kl, interval_coverage, marginal_w1
 __all__ = ["Comparison", "Thresholds", "compare", "METHODS"]
 
 METHODS = ("laplace", "fpl", "nuts")
+"""The methods :func:`compare` fits: the Laplace approximation, the FPL ensemble, NUTS."""
 _KEY_INDEX = {"laplace": 0, "fpl": 1, "nuts": 2, "init": 3}  # one key per method, whatever is asked
 
 

@@ -257,7 +257,7 @@ def write_outputs(results: xr.Dataset, out_dir: str | Path) -> dict[str, Path]:
     for d, ds_d in zip(dims, per_d):
         df = summarize(ds_d)
         df.insert(0, "parameter", [str(p) for p in ds_d["parameter"].values])
-        tables.append(f"### d = {d}\n\n{summary_markdown(df)}\n")
+        tables.append(f"## d = {d}\n\n{summary_markdown(df)}\n")
 
     import matplotlib
 

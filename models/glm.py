@@ -4,14 +4,14 @@ Each factory returns a frozen, hashable, picklable program ``model(x, y=None)``,
 :class:`~bayesbandit.inference.glm_program.GLM`, with one latent site ``theta`` of shape ``(d,)``
 and one observed site ``y``:
 
-=====================  ==========================================  ===================
-factory                likelihood                                  mean reward
-=====================  ==========================================  ===================
-:func:`logistic`       ``y ~ Bernoulli(sigmoid(x @ theta))``         ``sigmoid(x @ theta)``
-:func:`probit`         ``y ~ Bernoulli(Phi(x @ theta))``             ``Phi(x @ theta)``
-:func:`poisson`        ``y ~ Poisson(exp(x @ theta))``               ``exp(x @ theta)``
-:func:`linear_gaussian` ``y ~ Normal(x @ theta, noise_scale)``       ``x @ theta``
-=====================  ==========================================  ===================
+==============================================================  ==========================================  ======================
+factory                                                         likelihood                                  mean reward
+==============================================================  ==========================================  ======================
+:func:`logistic`                                                ``y ~ Bernoulli(sigmoid(x @ theta))``       ``sigmoid(x @ theta)``
+:func:`probit`                                                  ``y ~ Bernoulli(Phi(x @ theta))``           ``Phi(x @ theta)``
+:func:`poisson`                                                 ``y ~ Poisson(exp(x @ theta))``             ``exp(x @ theta)``
+:func:`linear_gaussian` ``y ~ Normal(x @ theta, noise_scale)``  ``x @ theta``
+==============================================================  ==========================================  ======================
 
 The prior on ``theta`` is ``Normal(0, prior_scale)`` per coordinate unless a distribution with
 event shape ``(d,)`` (or a scalar one, expanded) is passed as ``prior``.

@@ -6,26 +6,26 @@ a dispersion, a shape, a scale, degrees of freedom, cut-points, a zero-inflation
 effects. ``bayesbandit run likelihoods`` runs every one through the GLM policies on a bandit of its
 own family (:class:`bayesbandit.envs.ProgramBandit`) and writes the table in ``README.md``.
 
-======================  ============================================================
-program                 likelihood (``eta = x @ theta``)
-======================  ============================================================
-:func:`bernoulli_logit`   ``Bernoulli(sigmoid(eta))``
-:func:`bernoulli_probit`  ``Bernoulli(Phi(eta))``
+==============================================================================  =======================================================================
+program                                                                         likelihood (``eta = x @ theta``)
+==============================================================================  =======================================================================
+:func:`bernoulli_logit`                                                         ``Bernoulli(sigmoid(eta))``
+:func:`bernoulli_probit`                                                        ``Bernoulli(Phi(eta))``
 :func:`bernoulli_cloglog` ``Bernoulli(1 - exp(-exp(eta)))``
-:func:`binomial`          ``Binomial(10, sigmoid(eta))``
-:func:`poisson`           ``Poisson(exp(eta))``
+:func:`binomial`                                                                ``Binomial(10, sigmoid(eta))``
+:func:`poisson`                                                                 ``Poisson(exp(eta))``
 :func:`negative_binomial` ``NegativeBinomial2(exp(eta), phi)``, latent ``phi``
-:func:`gamma`             ``Gamma(k, k / exp(eta))`` (mean ``exp(eta)``), latent ``k``
-:func:`lognormal`         ``LogNormal(eta, sigma)``, latent ``sigma``
-:func:`beta`              ``Beta`` of mean ``sigmoid(eta)``, latent concentration
-:func:`normal`            ``Normal(eta, sigma)``, latent ``sigma``
-:func:`student_t`         ``StudentT(nu, eta, sigma)``, latent ``nu`` and ``sigma``
-:func:`ordered_logistic`  ``OrderedLogistic(eta, c)``, latent ordered cut-points ``c`` (4 labels)
-:func:`zero_inflated`     ``ZeroInflatedPoisson(g, exp(eta))``, latent gate ``g``
-:func:`hierarchical`      ``Bernoulli(sigmoid(x @ (mu + tau z)))``, non-centred group effects
-:func:`mixture`           two Gaussian components, an enumerated per-row indicator
-:func:`mixture_marginal`  the same mixture, the indicator summed out (``MixtureSameFamily``)
-======================  ============================================================
+:func:`gamma`                                                                   ``Gamma(k, k / exp(eta))`` (mean ``exp(eta)``), latent ``k``
+:func:`lognormal`                                                               ``LogNormal(eta, sigma)``, latent ``sigma``
+:func:`beta`                                                                    ``Beta`` of mean ``sigmoid(eta)``, latent concentration
+:func:`normal`                                                                  ``Normal(eta, sigma)``, latent ``sigma``
+:func:`student_t`                                                               ``StudentT(nu, eta, sigma)``, latent ``nu`` and ``sigma``
+:func:`ordered_logistic`                                                        ``OrderedLogistic(eta, c)``, latent ordered cut-points ``c`` (4 labels)
+:func:`zero_inflated`                                                           ``ZeroInflatedPoisson(g, exp(eta))``, latent gate ``g``
+:func:`hierarchical`                                                            ``Bernoulli(sigmoid(x @ (mu + tau z)))``, non-centred group effects
+:func:`mixture`                                                                 two Gaussian components, an enumerated per-row indicator
+:func:`mixture_marginal`                                                        the same mixture, the indicator summed out (``MixtureSameFamily``)
+==============================================================================  =======================================================================
 
 Scale-like latents have priors that vanish at 0 (log-normal or gamma): with a half-normal
 prior the joint density grows without bound as the scale goes to 0 while the rows can still be
@@ -206,3 +206,4 @@ LIKELIHOODS = {
         mixture_marginal,
     )
 }
+"""Every reward program of this module by its name."""

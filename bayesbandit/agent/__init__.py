@@ -1,8 +1,8 @@
 """The stateful agent over any policy (:class:`Agent`): validation, keys, compiled calls, checkpoints.
 
-One job a module: :mod:`._agent` the public class (validation, keys, failure handling),
-:mod:`._calls` the compiled-call cache and compiling ahead, :mod:`._decisions` the pending decisions,
-:mod:`._log` the SQLite decision log, :mod:`._persist` the checkpoint schema.
+One job a module: ``._agent`` the public class (validation, keys, failure handling),
+``._calls`` the compiled-call cache and compiling ahead, ``._decisions`` the pending decisions,
+``._log`` the SQLite decision log, ``._persist`` the checkpoint schema.
 """
 
 from bayesbandit.agent._agent import Agent

@@ -753,7 +753,7 @@ class Agent:
                     self._reward_decision(row[1], np.asarray(json.loads(row[3])), log=False)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write a checkpoint atomically (:mod:`bayesbandit.checkpoint`; the schema: :mod:`._persist`).
+        """Write a checkpoint atomically (:mod:`bayesbandit.checkpoint`; the schema: ``._persist``).
 
         Raises
         ------

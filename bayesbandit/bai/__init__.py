@@ -4,22 +4,22 @@ Given ``B`` pulls, find the arm of largest mean among ``K`` arms with known feat
 test over variants that share features). The contract is ``identify(env, instance, budget, key)
 -> (arm, BAIInfo)``, pure and jittable, so replications ``vmap`` (``docs/contract.md``).
 
-=========================  =====================================================================
-module                     job
-=========================  =====================================================================
-``gse``                    GSE (Azizi et al. 2022): halving with a G-optimal design, OLS or the
-                           MAP of any reward program
-``sequential_halving``     Sequential Halving (Karnin et al. 2013)
-``od_linbai``              OD-LinBAI (Yang and Tan 2021)
-``peace``                  Peace, fixed budget (Katz-Samuels et al. 2020), approximated
-``lingape``                LinGapE and its greedy variant (Xu et al. 2018)
-``bayesgap``               BayesGap with linear, exponential and Matern kernels (Hoffman et al. 2014)
-``most_pulled``            any bandit policy run for ``B`` rounds, recommending its most-pulled arm
-``instances``              adaptive, static, unit-sphere, GLM and corner-case instances
-``automobile``             the UCI Automobile instance
-``evaluation``             paired replications on common random numbers -> ``xarray.Dataset``
+==========================  ==========================================================================
+module                      job
+==========================  ==========================================================================
+``gse``                     GSE (Azizi et al. 2022): halving with a G-optimal design, OLS or the
+                            MAP of any reward program
+``sequential_halving``      Sequential Halving (Karnin et al. 2013)
+``od_linbai``               OD-LinBAI (Yang and Tan 2021)
+``peace``                   Peace, fixed budget (Katz-Samuels et al. 2020), approximated
+``lingape``                 LinGapE and its greedy variant (Xu et al. 2018)
+``bayesgap``                BayesGap with linear, exponential and Matern kernels (Hoffman et al. 2014)
+``most_pulled``             any bandit policy run for ``B`` rounds, recommending its most-pulled arm
+``instances``               adaptive, static, unit-sphere, GLM and corner-case instances
+``automobile``              the UCI Automobile instance
+``evaluation``              paired replications on common random numbers -> ``xarray.Dataset``
 ``_protocol``, ``_stages``  the contract, the stack of rewards, the shared elimination loop
-=========================  =====================================================================
+==========================  ==========================================================================
 """
 
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, BAIInfo, is_correct

@@ -11,7 +11,7 @@ Choices that differ from the code behind the paper, and why:
   duplicate arms and ties for the best);
 * cars with identical features are merged into one arm whose price is their mean price (the data
   has 187 distinct feature vectors among 205 cars; identical arms cannot be told apart by any
-  algorithm, and :func:`bayesbandit.bai._protocol.check_instance` refuses them);
+  algorithm, and ``bayesbandit.bai._protocol.check_instance`` refuses them);
 * rows with a missing price or feature (``?``) are dropped rather than mean-imputed (an imputed
   price is not a car one could identify as the most expensive).
 
@@ -40,6 +40,7 @@ from bayesbandit.validation import check_int, check_scalar
 __all__ = ["Automobile", "load_automobile", "default_automobile_path", "FEATURES"]
 
 FEATURES = ("curb-weight", "width", "engine-size", "city-mpg", "highway-mpg")
+"""The Automobile columns that are the arms' features (the target is the price)."""
 TARGET = "price"
 
 

@@ -4,7 +4,7 @@ Replication ``r`` of :func:`evaluate` gives every algorithm
 
 * the same instance: ``env.reset(split(fold_in(k, 0), R)[r])``;
 * the same rewards: the stack of rewards keyed by ``split(fold_in(k, 1), R)[r]``
-  (:mod:`bayesbandit.bai._protocol`), so the ``j``-th pull of an arm returns the same value
+  (``bayesbandit.bai._protocol``), so the ``j``-th pull of an arm returns the same value
   whichever algorithm pulls it;
 * the same tie-breaking stream.
 
@@ -39,7 +39,7 @@ __all__ = ["evaluate", "replication_keys", "summarize"]
 
 
 def replication_keys(seed: int, replications: int) -> tuple[Array, Array]:
-    """(instance keys, run keys), each of shape ``(replications, key)``: the pairing of :func:`evaluate`."""
+    """(instance keys, run keys), each of shape ``(replications, key)``: the pairing of :func:`~bayesbandit.bai.evaluate`."""
     base = jax.random.key(seed)
     return (
         jax.random.split(jax.random.fold_in(base, 0), replications),
@@ -195,7 +195,7 @@ def summarize(
     compile_seconds: np.ndarray,
     attrs: dict[str, Any],
 ) -> xr.Dataset:
-    """The dataset of :func:`evaluate` from per-(algorithm, replication) arrays of paired runs."""
+    """The dataset of :func:`~bayesbandit.bai.evaluate` from per-(algorithm, replication) arrays of paired runs."""
     replications = np.shape(correct)[1] if np.ndim(correct) == 2 else 0
     if replications < 2:
         raise InvalidInput(

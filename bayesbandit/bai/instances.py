@@ -2,7 +2,7 @@
 
 Each environment is a frozen dataclass with ``reset(key) -> Instance`` (arms, theta*, means, best
 mean) and ``reward(instance, arm, key)``, the reward of one pull (drawn from the stack of rewards,
-:mod:`bayesbandit.bai._protocol`). Gaussian noise is given by its **variance** ``noise_var``, as
+``bayesbandit.bai._protocol``). Gaussian noise is given by its **variance** ``noise_var``, as
 the paper writes it (``N(0, 10)`` is variance 10, standard deviation ``sqrt(10)``).
 """
 

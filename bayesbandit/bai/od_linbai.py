@@ -12,7 +12,7 @@ pulls by design (a real number, as in the paper: flooring it spent 144 pulls of 
 2. computes a G-optimal design ``pi_r`` of the projected arms, supported on at most
    ``d_r (d_r + 1)/2 + 1`` arms;
 3. pulls each arm ``x`` ``ceil(pi_r(x) m)`` times;
-4. fits ordinary least squares on this round's data only (:func:`bayesbandit.bai.gse.ols_scores`);
+4. fits ordinary least squares on this round's data only (``bayesbandit.bai.gse.ols_scores``);
 5. keeps the ``ceil(d/2^r)`` arms of largest estimate, ties broken at random.
 
 Round 1 keeps ``ceil(d/2)`` arms whatever ``K``: with ``K >> d`` it eliminates almost every arm

@@ -6,7 +6,7 @@ the uniform allocation, GSE is exactly this algorithm (Azizi et al. 2022, sec. 4
 
 Budget: Karnin et al. give each arm ``floor(B / (|A_t| ceil(log2 K)))`` pulls, which leaves up to
 ``|A_t|`` pulls a stage unspent. Here the stages share the budget as GSE's do
-(:func:`bayesbandit.bai._stages.stage_budgets`) and the ``n mod |A_t|`` pulls a stage leaves over go
+(``bayesbandit.bai._stages.stage_budgets``) and the ``n mod |A_t|`` pulls a stage leaves over go
 to arms drawn at random, so every run spends exactly ``B`` and the two algorithms stay comparable.
 """
 

@@ -11,6 +11,7 @@ name                            what it is
 :class:`KnownChanges`           restarts at given rounds (the oracle restart)
 :class:`PiecewiseStationary`    an environment that switches instance at change points
 :class:`Drifting`               an environment whose parameter drifts (random walk, periodic)
+==============================  ===================================================================
 """
 
 from bayesbandit.drift.change_point import CUSUM, GLR, ChangePoint, KnownChanges

@@ -346,7 +346,7 @@ class ChangePoint(Wrapper):
 
     ``select`` is the wrapped policy's on the state since the last restart; the wrapper has the
     wrapped policy's capabilities (combinatorial, model-based with the rows since the last
-    restart, buffered, exact law; :mod:`bayesbandit.drift._wrap`).
+    restart, buffered, exact law; ``bayesbandit.drift._wrap``).
 
     Parameters
     ----------

@@ -37,7 +37,7 @@ class Changes(NamedTuple):
 
 
 def arrival_steps(horizon: int, add_every: int) -> np.ndarray:
-    """Rounds at whose start a batch arrives: ``add_every, 2 add_every, ... < horizon`` (round 0 is the first)."""
+    """Rounds at whose start a batch arrives: ``k add_every`` for ``k = 1, 2, ...`` below ``horizon`` (round 0 is the first)."""
     return np.arange(add_every, horizon, add_every, dtype=np.int64)
 
 

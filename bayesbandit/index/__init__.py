@@ -1,13 +1,13 @@
 """Maximum-inner-product (MIPS) indexes over catalogues that change: one contract, three engines.
 
-==================  =============================================================  =====================
-engine              how                                                            use it for
-==================  =============================================================  =====================
+===================  =============================================================  =====================
+engine               how                                                            use it for
+===================  =============================================================  =====================
 :class:`ExactIndex`  one BLAS scan over contiguous rows, swap-remove deletions      the baseline; small K
 :class:`AnnoyIndex`  Annoy forest + exactly scanned overlay + tombstones, rebuilt   large K (the default)
-                    when the changes pass a fraction of the index
+                     when the changes pass a fraction of the index
 :class:`HNSWIndex`   hnswlib graph, incremental inserts, mark-deleted (extra)       large K, many changes
-==================  =============================================================  =====================
+===================  =============================================================  =====================
 
 All take integer ids and validate every call before changing anything (:mod:`.protocol`);
 :func:`recall_at_k` measures an engine against :class:`ExactIndex`.

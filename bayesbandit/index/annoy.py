@@ -116,7 +116,7 @@ class AnnoyIndex(StoreBacked, SavedAsParts):
 
     @property
     def pending(self) -> int:
-        """Changes since the last build: overlay size plus tombstones."""
+        """Changes since the last build (overlay size plus tombstones)."""
         return len(self._overlay) + len(self._tombstones)
 
     # ------------------------------------------------------------------------------ changes

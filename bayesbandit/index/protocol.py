@@ -96,7 +96,7 @@ class MIPSIndex(Protocol):
 
 
 class SavedAsParts:
-    """``save`` and ``load`` of an index as one checkpoint file holding its :meth:`parts`.
+    """``save`` and ``load`` of an index as one checkpoint file holding its ``parts``.
 
     A subclass defines ``parts() -> (meta, arrays)`` (JSON-serialisable meta) and the classmethod
     ``from_parts(meta, arrays)``, which raises :class:`~bayesbandit.errors.CheckpointError` for
@@ -163,7 +163,7 @@ def _scratch_file(name: str) -> Iterator[str]:
 
 
 def native_file_bytes(write: Callable[[str], Any]) -> np.ndarray:
-    """The bytes a native library writes with ``write(filename)``, as a uint8 array (via :func:`_scratch_file`)."""
+    """The bytes a native library writes with ``write(filename)``, as a uint8 array (via ``_scratch_file``)."""
     with _scratch_file("save") as name:
         write(name)
         with open(name, "rb") as f:
@@ -173,7 +173,7 @@ def native_file_bytes(write: Callable[[str], Any]) -> np.ndarray:
 def load_native_file(data: np.ndarray, read: Callable[[str], Any]) -> None:
     """Hand ``data`` (from :func:`native_file_bytes`) to a native library's ``read(filename)``.
 
-    The scratch file (:func:`_scratch_file`) is released as soon as ``read`` returns: a library
+    The scratch file (``_scratch_file``) is released as soon as ``read`` returns: a library
     that memory-maps it (Annoy) keeps the mapping, which outlives the file's name and descriptor.
     """
     with _scratch_file("load") as name:

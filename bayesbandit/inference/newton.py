@@ -2,7 +2,7 @@
 
 Each iteration evaluates the gradient ``g`` and Hessian ``H`` of the potential ``U`` in one
 pass (the value ``U(theta)`` is carried from the line search that accepted ``theta``), factors
-``H`` (shifted to positive definite if it is not: :func:`bayesbandit._numerics.jittered_cholesky`)
+``H`` (shifted to positive definite if it is not: ``bayesbandit._numerics.jittered_cholesky``)
 and computes the Newton decrement
 ``lambda^2 = g^T H^{-1} g``. It stops when ``lambda^2 / 2 <= tol`` (an estimate of
 ``U(theta) - U*``). Otherwise it steps to ``theta + s d``, ``d = -H^{-1} g``, with the largest

@@ -265,6 +265,7 @@ def perturb_weights(key: PRNGKey, w: Array, s: ArrayLike) -> Array:
 
 
 PERTURBATIONS = ("auto", "rewards", "weights")
+"""The values of ``perturbation``: perturb the rewards, the observations' weights, or choose by the program (``"auto"``)."""
 
 
 def resolve_perturbation(bound: BoundModel, perturbation: str, owner: str) -> str:

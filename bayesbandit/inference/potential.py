@@ -160,7 +160,7 @@ class BoundModel:
 
     @property
     def prior_median(self) -> np.ndarray:
-        """The prior median, unconstrained and flattened: a float64 NumPy array of shape ``(p,)``.
+        """The prior median, unconstrained and flattened (a float64 NumPy array of shape ``(p,)``).
 
         Concrete even while a function is being traced; :meth:`init_theta` gives the same point
         as a JAX array.

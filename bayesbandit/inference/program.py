@@ -72,7 +72,7 @@ def log_prob(fn: Any, value: Array) -> Array:
 
 def expected_reward(fn: Any) -> Array:
     """The mean of the observed distribution ``fn``, per row: ``fn.mean``, and for a categorical or
-    ordinal reward (labels ``0 .. C - 1``, whose ``.mean`` NumPyro leaves undefined) ``sum_c c p_c``;
+    ordinal reward (labels ``0, ..., C - 1``, whose ``.mean`` NumPyro leaves undefined) ``sum_c c p_c``;
     with enumerated sites summed out, the mixture of its components' expected rewards."""
     if isinstance(fn, EnumeratedMarginal):
         return fn.mix_mean(expected_reward(fn.component))

@@ -97,7 +97,7 @@ class Betting:
 
 
 def bootstrap_counts(key: PRNGKey, n: int, num: int) -> Array:
-    """``num`` resamples' multiplicities, shape (num, n): counts of ``n`` uniform draws of ``0 .. n-1``."""
+    """``num`` resamples' multiplicities, shape (num, n): counts of ``n`` uniform draws of ``0, ..., n-1``."""
     indices = jax.random.randint(key, (num, n), 0, n)
     return jax.vmap(lambda idx: jnp.zeros(n).at[idx].add(1.0))(indices)
 

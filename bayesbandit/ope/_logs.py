@@ -31,8 +31,8 @@ def _fail(owner: str, name: str, expected: str, got: str, fix: str) -> InvalidIn
 class Logs(NamedTuple):
     """``n`` logged rounds: the arms shown, the action taken, its reward and logged propensity.
 
-    Fields
-    ------
+    Attributes
+    ----------
     arms : array, shape (n, K, d) or (K, d)
         Each round's arm features (what a bayesbandit policy's ``select`` takes), or one fixed
         arm set shared by every round.

@@ -19,7 +19,8 @@ def plot_estimates(ds: xr.Dataset, *, interval: str = "bootstrap", path: Any = N
     """
     import matplotlib
 
-    matplotlib.use("Agg", force=False)
+    if path is not None:  # a file only: no display needed (in a notebook the figure still shows inline)
+        matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     targets = [str(t) for t in ds.target.values]

@@ -11,7 +11,7 @@ Timing follows Yang et al. (sec. 7): ``init_seconds`` is the preprocessing (the 
 the initial catalogue); ``step_seconds`` is everything the policy does in the rounds (arrivals and
 departures, ``select``, ``update``), which includes the index rebuilds it triggers, reported
 apart as ``rebuild_seconds``. The environment's bookkeeping (rewards, the best live arm) is not
-timed: the policy plays the rounds behind a clock (:class:`_Clock`) that times its own calls only.
+timed: the policy plays the rounds behind a clock (``_Clock``) that times its own calls only.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ from bayesbandit.contract import Outcome
 
 __all__ = ["RunKeys", "Round", "key_streams", "init_run", "round_key", "play_round", "INIT_ROUND"]
 
-INIT_ROUND = 2**31 - 1  # the policy stream's fold-in index for ``init`` (no round uses it)
+INIT_ROUND = 2**31 - 1
+"""The policy stream's fold-in index for ``init`` (no round uses it)."""
 
 
 class RunKeys(NamedTuple):

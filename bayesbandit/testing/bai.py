@@ -1,8 +1,8 @@
 """Checks for fixed-budget best-arm-identification algorithms (``identify(env, instance, budget, key)``).
 
 On :class:`~bayesbandit.bai.StaticInstance` (``K = 8`` one-hot arms, gap 1, noise variance 1), every
-check reads one compiled program per algorithm: :data:`REPLICATIONS` replications of budget
-:data:`BUDGET` under ``jit(vmap)``, with replications 0 and 1 on one key. ``identify`` is traced a
+check reads one compiled program per algorithm: ``REPLICATIONS`` replications of budget
+``BUDGET`` under ``jit(vmap)``, with replications 0 and 1 on one key. ``identify`` is traced a
 second time on the same keys: a second trace that is the same program (same jaxpr, same constants)
 returns the same values, so only a trace that differs is compiled and run.
 """
@@ -114,6 +114,7 @@ def check_bai_learns(algorithm: Any) -> None:
 
 
 CHECKS = [check_bai_jit_vmap, check_bai_same_key, check_bai_budget, check_bai_learns]
+"""The checks :func:`~bayesbandit.testing.bai.check_bai` runs, in order."""
 
 
 def check_bai(algorithm: Any) -> None:

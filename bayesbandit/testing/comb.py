@@ -1,10 +1,10 @@
 """Checks for combinatorial policies (super arms with semi-bandit feedback, :class:`~bayesbandit.contract.Combinatorial`).
 
 ``N`` arms on the unit sphere, one ``theta*`` per block, Gaussian rewards (sd 0.3), regret against the
-policy's own oracle. The mechanical checks share one ``jit(vmap(scan))`` run of :data:`ROUNDS` rounds
+policy's own oracle. The mechanical checks share one ``jit(vmap(scan))`` run of ``ROUNDS`` rounds
 (``select`` called twice on each round's key) and one :class:`~bayesbandit.Agent` program per policy;
-:func:`check_comb_learns` continues the same runs with the same program for :data:`CHUNKS` chunks
-(:data:`LEARN_ROUNDS` rounds; ``select`` once a round).
+:func:`check_comb_learns` continues the same runs with the same program for ``CHUNKS`` chunks
+(``LEARN_ROUNDS`` rounds; ``select`` once a round).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def comb_problem(key: jax.Array, blocks: int) -> tuple[jax.Array, jax.Array]:
 
 @cached
 def program(policy: Any) -> tuple:
-    """(start, chunk, traces): :data:`CHUNKS` chunks of :data:`ROUNDS` rounds (see ``chunked_program``)."""
+    """(start, chunk, traces): ``CHUNKS`` chunks of ``ROUNDS`` rounds (see ``chunked_program``)."""
 
     def init_one(key: jax.Array) -> tuple:
         arms, means = comb_problem(key, policy.blocks)
@@ -73,7 +73,7 @@ def short_run(policy: Any, seed: int = 0) -> tuple:
 
 @cached
 def learning_run(policy: Any) -> tuple:
-    """The same outputs over all :data:`CHUNKS` chunks (:data:`LEARN_ROUNDS` rounds)."""
+    """The same outputs over all ``CHUNKS`` chunks (``LEARN_ROUNDS`` rounds)."""
     return run_outputs(policy, program(policy), run_keys(0), CHUNKS)
 
 
@@ -178,3 +178,4 @@ CHECKS = [
     check_comb_save_load,
     check_comb_learns,
 ]
+"""The checks :func:`~bayesbandit.testing.check_policy` runs on a combinatorial policy, in order."""

@@ -87,6 +87,7 @@ def check_env_jit_vmap(env: Any) -> None:
 
 
 CHECKS = [check_env_shapes_and_dtypes, check_env_same_key_same_result, check_env_regret, check_env_jit_vmap]
+"""The checks :func:`~bayesbandit.testing.envs.check_env` runs, in order."""
 
 
 def check_env(env: Any) -> None:

@@ -139,7 +139,9 @@ def check_forget_inverts_update(policy: Any) -> None:
 
 
 DISCOUNT_CHECKS = [check_discount_identity, check_discount_composes]
+"""The checks of a policy with :class:`~bayesbandit.contract.Discounts`."""
 FORGET_CHECKS = [check_forget_inverts_update]
+"""The checks of a policy with :class:`~bayesbandit.contract.Forgets`."""
 
 
 def checks_for(policy: Any) -> list:

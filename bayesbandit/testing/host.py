@@ -1,7 +1,7 @@
 """Checks for host policies over catalogues with ids (``kind = "host"``, ``add_arms`` / ``remove_arms``).
 
-A synthetic catalogue of 1,000 arms in ``R^6``; the mechanical checks play :data:`ROUNDS` rounds or call
-the policy directly; :func:`check_host_learns` plays its own :data:`LEARN_ROUNDS` rounds (3 runs).
+A synthetic catalogue of 1,000 arms in ``R^6``; the mechanical checks play ``ROUNDS`` rounds or call
+the policy directly; :func:`check_host_learns` plays its own ``LEARN_ROUNDS`` rounds (3 runs).
 """
 
 from __future__ import annotations
@@ -147,3 +147,4 @@ CHECKS = [
     check_save_load,
     check_host_learns,
 ]
+"""The checks :func:`~bayesbandit.testing.check_policy` runs on a host policy, in order."""

@@ -109,6 +109,7 @@ def check_index_save_load(make: Make) -> None:
 
 
 CHECKS = [check_index_answers, check_index_bad_inputs, check_index_save_load]
+"""The checks :func:`~bayesbandit.testing.index.check_index` runs, in order."""
 
 
 def check_index(make: Make, min_recall: float = 0.9) -> None:

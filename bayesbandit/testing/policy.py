@@ -1,10 +1,10 @@
 """Checks for JAX policies over fixed or per-round arm sets (``kind = "jax"``, one arm per round).
 
-The mechanical checks share one short run per policy: ``jit(vmap(scan))`` over :data:`RUNS` runs of
-:data:`ROUNDS` rounds on a logistic bandit, with runs 0 and 1 on one key, and ``select`` called twice on
+The mechanical checks share one short run per policy: ``jit(vmap(scan))`` over ``RUNS`` runs of
+``ROUNDS`` rounds on a logistic bandit, with runs 0 and 1 on one key, and ``select`` called twice on
 each round's key inside the program. They also share one :class:`~bayesbandit.Agent` program per
 policy (compiled once, never cleared). :func:`check_learns` continues the same runs, with the same
-compiled program, for :data:`CHUNKS` chunks (:data:`LEARN_ROUNDS` rounds; ``select`` once a round).
+compiled program, for ``CHUNKS`` chunks (``LEARN_ROUNDS`` rounds; ``select`` once a round).
 """
 
 from __future__ import annotations
@@ -57,14 +57,14 @@ def problem(key: jax.Array, k: int = K, d: int = D) -> tuple[jax.Array, jax.Arra
 
 
 def run_keys(seed: int) -> jax.Array:
-    """Keys of the :data:`RUNS` vmapped runs; runs 0 and 1 share a key (the same-key check)."""
+    """Keys of the ``RUNS`` vmapped runs; runs 0 and 1 share a key (the same-key check)."""
     keys = jax.random.split(jax.random.PRNGKey(seed), RUNS)
     return keys.at[1].set(keys[0])
 
 
 @cached
 def program(policy: Any) -> tuple:
-    """(start, chunk, traces): :data:`CHUNKS` chunks of :data:`ROUNDS` rounds (see ``chunked_program``).
+    """(start, chunk, traces): ``CHUNKS`` chunks of ``ROUNDS`` rounds (see ``chunked_program``).
     Each round records the action, its regret, and whether a second ``select`` on the same state and key
     chose the same action (in the first chunk, the mechanical checks'; the later chunks skip that ``select``)."""
 
@@ -92,7 +92,7 @@ def short_run(policy: Any, seed: int = 0) -> tuple:
 
 @cached
 def learning_run(policy: Any) -> tuple:
-    """The same outputs over all :data:`CHUNKS` chunks, :data:`LEARN_ROUNDS` rounds (check_learns' run)."""
+    """The same outputs over all ``CHUNKS`` chunks, ``LEARN_ROUNDS`` rounds (check_learns' run)."""
     return run_outputs(policy, program(policy), run_keys(0), CHUNKS)
 
 
@@ -253,3 +253,4 @@ CHECKS = [
     check_save_load,
     check_learns,
 ]
+"""The checks :func:`~bayesbandit.testing.check_policy` runs on a JAX policy, in order."""

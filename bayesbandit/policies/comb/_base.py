@@ -17,7 +17,7 @@ The shared ridge state (Alg. 1/2 lines 2-3, 15-16) per block ``j``::
 updated once per round with all of the round's picks (the model is batched: no update inside a
 round). ``select`` factors ``V_j = L_j L_j^T`` once; ``theta_hat_j = V_j^{-1} b_j`` and the widths
 ``||x||_{V_j^{-1}} = ||L_j^{-1} x||`` come from triangular solves; ``V^{-1}`` is never formed (the
-precision form of :mod:`bayesbandit._gaussian_linear`, one block per leading index).
+precision form of ``bayesbandit._gaussian_linear``, one block per leading index).
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ class RidgeCombPolicy(CombPolicy):
     def discount(self, state: CombState, gamma: ArrayLike, *, refit: bool = True) -> CombState:
         """Every observation's weight times ``gamma`` in ``(0, 1]`` in each block, the prior's kept:
         ``V_j <- gamma V_j + (1 - gamma) lam I``, ``b_j <- gamma b_j``
-        (:func:`bayesbandit._gaussian_linear.discount_precision`; ``refit`` has nothing to do here)."""
+        (``bayesbandit._gaussian_linear.discount_precision``; ``refit`` has nothing to do here)."""
         d = state.b.shape[-1]
         gamma = jnp.asarray(gamma, state.b.dtype)
         prior = self.lam * jnp.eye(d, dtype=state.b.dtype)

@@ -29,7 +29,7 @@ class CombLinTSInfo(CombInfo):
 
 @register_policy(data_fields=["prior_var", "noise_var"])
 class CombLinTS(KalmanCombPolicy):
-    r"""CombLinTS: one posterior sample per block per round from the Kalman posterior (:mod:`._kalman`).
+    r"""CombLinTS: one posterior sample per block per round from the Kalman posterior (``._kalman``).
 
     .. math::  \theta_{t,j} \sim N(\bar\theta_j, \Sigma_j), \qquad \hat r_t(j, i) = \theta_{t,j}^\top x_t(i)
 

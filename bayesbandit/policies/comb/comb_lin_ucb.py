@@ -29,7 +29,7 @@ class CombLinUCBInfo(CombInfo):
 
 @register_policy(data_fields=["prior_var", "noise_var", "c"])
 class CombLinUCB(KalmanCombPolicy):
-    r"""CombLinUCB: optimistic scores from the Kalman posterior (:mod:`._kalman`).
+    r"""CombLinUCB: optimistic scores from the Kalman posterior (``._kalman``).
 
     .. math::  \hat r_t(j, i) = \bar\theta_j^\top x_t(i) + c \sqrt{x_t(i)^\top \Sigma_j x_t(i)}
 

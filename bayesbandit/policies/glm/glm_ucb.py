@@ -41,7 +41,7 @@ def design_widths(state: GLMState, arms: Array) -> Array:
     """``||x_i||_{G_t^{-1}}`` with the unweighted design matrix ``G_t = sum_l X_l X_l^T``, shape (K,).
 
     ``G_t^{-1}`` is carried in the state and updated by Sherman-Morrison
-    (:class:`~bayesbandit._gaussian_linear.DesignInverse`), so a round costs ``O(K d + d^2)``
+    (``DesignInverse``), so a round costs ``O(K d + d^2)``
     for the update and one ``(K, d) x (d, d)`` product here.
     """
     if state.design is None:

@@ -1,6 +1,6 @@
 """Sub-Elim: elimination in stages of uncertainty, with o(K) work per round (Yang et al., Algs. 2-3).
 
-Arms live in stages ``Psi_0 .. Psi_{s_max}`` (:class:`~bayesbandit.policies.index._stage.Stage`):
+Arms live in stages ``Psi_0 .. Psi_{s_max}`` (``Stage``):
 an arm placed in ``Psi_s`` had uncertainty ``u_a = beta ||x_a||_{V^{-1}} < 2^{-s}``. Each round
 plays, from the lowest non-empty stage, an arm of uncertainty at least ``2^{-s-1}``, found by a
 MIPS query over the lifted points ``vec(x x^T)`` with ``vec(V^{-1})`` (a shortlist of ``p``,

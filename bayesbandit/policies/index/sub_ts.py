@@ -5,7 +5,7 @@ Each round (Alg. 4 lines 7-12, as run in the paper's section 7):
 1. ``theta~_t = theta_t + beta V_t^{-1/2} xi_t``, ``xi_t ~ N(0, I_d)`` (Abeille and Lazaric 2017);
 2. a shortlist of ``p`` arms from the index, ``index.query(theta~_t, p)``;
 3. the played arm is the shortlist's exact ``argmax x_a^T theta~_t`` in float64;
-4. ``V^{-1}`` by Sherman-Morrison and ``theta = V^{-1} b`` (:class:`bayesbandit._gaussian_linear.HostRidge`).
+4. ``V^{-1}`` by Sherman-Morrison and ``theta = V^{-1} b`` (``bayesbandit._gaussian_linear.HostRidge``).
 
 No step does work that grows with the number of arms ``K``: the index query is the only search,
 and arms added or removed touch the index only. The index is the one store of the arms' features

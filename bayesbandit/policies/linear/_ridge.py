@@ -2,7 +2,7 @@
 
 Both keep ``B_t = lam I + sum_l X_l X_l^T`` and ``b_t = sum_l Y_l X_l`` (``O(d^2)`` per
 update) and factor ``B_t`` once per ``select``: the precision form of
-:mod:`bayesbandit._gaussian_linear`. They need no reward program: the model is
+``bayesbandit._gaussian_linear``. They need no reward program: the model is
 linear, ``E[Y | x] = x^T theta``, and rewards may be any real number. Both run in float32 or
 float64 (JAX's default float).
 """
@@ -95,7 +95,7 @@ class RidgePolicy:
         .. math::  B \leftarrow \gamma B + (1 - \gamma) \lambda I, \qquad b \leftarrow \gamma b,
 
         so ``B = lam I + sum_s gamma^{t-s} x_s x_s^T`` and ``b = sum_s gamma^{t-s} y_s x_s`` when
-        applied every round (:func:`bayesbandit._gaussian_linear.discount_precision`). ``refit``
+        applied every round (``bayesbandit._gaussian_linear.discount_precision``). ``refit``
         has nothing to do here (``select`` solves for the mean). ``gamma`` is not validated
         (jittable): :class:`bayesbandit.drift.Discounted` and :meth:`bayesbandit.Agent.decay` check it.
         """

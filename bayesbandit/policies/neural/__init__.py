@@ -1,13 +1,13 @@
 """Policies on neural reward programs (Kveton et al. 2020, Section 5.2), one algorithm a file.
 
-==========================  ====================================================================
-policy                      what it does
-==========================  ====================================================================
-:class:`DeepFPL`            one optimiser step a round on the perturbed recent mini-batch
-:class:`DeepFL`             the same with ``a = 0`` (follow the leader)
-:class:`RepGLMFPL`          uniform pulls train the network, then GLM-FPL on its frozen embedding
+============================================================================================  =====================================================================
+policy                                                                                        what it does
+============================================================================================  =====================================================================
+:class:`DeepFPL`                                                                              one optimiser step a round on the perturbed recent mini-batch
+:class:`DeepFL`                                                                               the same with ``a = 0`` (follow the leader)
+:class:`RepGLMFPL`                                                                            uniform pulls train the network, then GLM-FPL on its frozen embedding
 :class:`LastLayerLaplaceTS` the same schedule, then GLM-TSL (Laplace TS) on the output layer
-==========================  ====================================================================
+============================================================================================  =====================================================================
 """
 
 from bayesbandit.policies.neural._base import NeuralPolicy

@@ -32,7 +32,7 @@ class DeepFPL(NeuralPolicy):
 
     Each round, after observing ``Y_t`` for ``x_{I_t}``: one optimiser step on the ``batch``
     most recent observations with rewards ``Y_l + Z_l``, ``Z_l ~ N(0, a^2)`` drawn afresh
-    (:mod:`bayesbandit.policies.neural._training`); then ``I_{t+1} = argmax_i mu(x_i; w)``
+    (``bayesbandit.policies.neural._training``); then ``I_{t+1} = argmax_i mu(x_i; w)``
     with ties broken at random. The first ``num_explore`` pulls are uniform. The paper puts the
     step at the start of round ``t`` on the rows before it, which is the same sequence of
     networks.

@@ -27,7 +27,7 @@ class RepGLMFPL(NeuralLinear):
 
     After round ``m`` the head is :class:`bayesbandit.GLMFPL` with perturbation scale ``a``
     on the embedded history (eq. 6 of the paper, over the 51-dimensional features of a
-    50-unit network), the network frozen (see :mod:`bayesbandit.policies.neural._neural_linear`).
+    50-unit network), the network frozen (see ``bayesbandit.policies.neural._neural_linear``).
     The paper gives neither ``a`` for this stage nor a grid for ``m`` (``1%`` to ``20%`` of
     ``n``); ``a = 0.5`` is its practical GLM-FPL value.
 
