@@ -88,7 +88,6 @@ nb_merge_streams = True
 
 html_theme = "furo"
 html_title = f"bayesbandit {release}"
-html_static_path = ["_static"]
 
 
 def _benchmark_pages() -> None:
