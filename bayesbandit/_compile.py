@@ -29,7 +29,7 @@ try:
 except ImportError:  # a JAX without it: every call is a plain jax.jit
     trace_state_clean = None  # type: ignore[assignment]
 
-__all__ = ["jit_once", "one_shot_options"]
+__all__ = ["jit_once", "one_shot_options", "per_policy"]
 
 _ONE_SHOT = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 
@@ -76,3 +76,15 @@ class jit_once:  # noqa: N801 (used as a decorator, like jax.jit)
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         return self.jitted.lower(*args, **kwargs)
+
+
+def per_policy(factory: Any, policy: Any, *args: Any) -> Any:
+    """``factory(policy, *args)`` from ``factory``'s ``functools.lru_cache``, shared by equal policies.
+
+    A policy with array hyper-parameters is unhashable: for it the factory runs uncached, so its
+    compiled functions serve this call (or this agent) alone.
+    """
+    try:
+        return factory(policy, *args)
+    except TypeError:  # an unhashable policy (array hyper-parameters)
+        return factory.__wrapped__(policy, *args)

@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._compile import per_policy
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.contract import Combinatorial, ExactLaw, policy_kind
 from bayesbandit.errors import InvalidInput
@@ -74,26 +75,28 @@ class Propensity(NamedTuple):
     exact: bool
 
 
+def _selections(policy: Any, state: Any, arms: Any, key: PRNGKey, samples: int) -> Array:
+    """The actions of ``samples`` selections from ``state`` on keys split from ``key`` (one ``vmap``)."""
+    actions, _ = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(key, samples))
+    return actions
+
+
+def _frequencies(actions: Array, num_arms: int, dtype: Any) -> Array:
+    """How often each of ``num_arms`` arms appears among ``actions``, shape (K,)."""
+    return jnp.zeros(num_arms, dtype).at[actions.reshape(-1)].add(1.0)
+
+
 @functools.lru_cache(maxsize=64)
 def _sampler(policy: Any, samples: int) -> Any:
     """``(state, arms, key) -> actions`` of ``samples`` selections with keys split from ``key``: one compiled call."""
-
-    def draw(state: Any, arms: Any, key: PRNGKey) -> Array:
-        actions, _ = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(key, samples))
-        return actions
-
-    return jax.jit(draw)
+    return jax.jit(functools.partial(_selections, policy), static_argnums=3)
 
 
 def _draws(policy: Any, state: Any, arms: Any, key: PRNGKey, samples: int) -> np.ndarray:
     """``samples`` actions of ``policy`` from ``state`` on independent keys."""
     if policy_kind(policy) == "host":
         return np.asarray([np.asarray(policy.select(state, arms, k)[0]) for k in jax.random.split(key, samples)])
-    try:
-        sampler = _sampler(policy, samples)
-    except TypeError:  # an unhashable policy (array hyper-parameters)
-        sampler = _sampler.__wrapped__(policy, samples)
-    return np.asarray(sampler(state, arms, key))
+    return np.asarray(per_policy(_sampler, policy, samples)(state, arms, key, samples))
 
 
 Method = Literal["auto", "monte_carlo"]
@@ -217,9 +220,8 @@ def select_logged(policy: Any, state: Any, arms: Array, key: PRNGKey, samples: i
     the action given the draws; the arms with frequency 0 are where positivity fails. For
     single-arm JAX policies.
     """
-    actions, _ = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(key, samples))
-    counts = jnp.zeros(arms.shape[0], arms.dtype).at[actions].add(1.0)
-    return actions[0], counts / samples
+    actions = _selections(policy, state, arms, key, samples)
+    return actions[0], _frequencies(actions, arms.shape[0], arms.dtype) / samples
 
 
 @functools.lru_cache(maxsize=64)
@@ -227,8 +229,7 @@ def _rows_sampler(policy: Any, samples: int, num_arms: int, batch: int) -> Any:
     """``(state, arms (n, K, d), key) -> counts (n, K)`` of ``samples`` selections per row: one compiled call."""
 
     def row_counts(state: Any, arms: Array, key: PRNGKey) -> Array:
-        actions, _ = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, jax.random.split(key, samples))
-        return jnp.zeros(num_arms, arms.dtype).at[actions.reshape(-1)].add(1.0)
+        return _frequencies(_selections(policy, state, arms, key, samples), num_arms, arms.dtype)
 
     def counts(state: Any, arms: Array, key: PRNGKey) -> Array:
         keys = jax.random.split(key, arms.shape[0])
@@ -291,9 +292,5 @@ def action_distributions(
         return probabilities, jnp.zeros_like(probabilities)
     rows = batch if batch is not None else max(1, 2**22 // (samples * num_arms))
     rows = check_int("action_distributions", "batch", rows, low=1)
-    try:
-        sampler = _rows_sampler(policy, samples, num_arms, min(rows, n))
-    except TypeError:  # an unhashable policy (array hyper-parameters)
-        sampler = _rows_sampler.__wrapped__(policy, samples, num_arms, min(rows, n))
-    probabilities = sampler(state, arms, key) / samples
+    probabilities = per_policy(_rows_sampler, policy, samples, num_arms, min(rows, n))(state, arms, key) / samples
     return probabilities, jnp.sqrt(probabilities * (1.0 - probabilities) / samples)

@@ -24,7 +24,6 @@ a time, so a later snapshot never lands before an earlier one.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -54,7 +53,7 @@ from bayesbandit.agent._persist import (
     state_from_arrays,
 )
 from bayesbandit.checkpoint import array_fingerprint, read_checkpoint, write_checkpoint
-from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Discounts, Explains, ModelBased, policy_kind
+from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Explains, ModelBased, policy_kind
 from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
 from bayesbandit.propensities import DEFAULT_SAMPLES, Propensity, logged_propensity
 from bayesbandit.validation import check_action, check_arms, check_feedback, check_int, check_item_ids, check_scalar
@@ -67,19 +66,6 @@ _PROPENSITY_STREAM = 0x50524F50  # folded into a draw's key for its propensity's
 def _draw_number(draw: np.ndarray) -> int:
     """The draw counter from its two uint32 words (:func:`._calls.draw_data`)."""
     return (int(draw[0]) << 32) | int(draw[1])
-
-
-@functools.lru_cache(maxsize=64)
-def _discount_jit(policy: Any) -> Any:
-    return jax.jit(lambda state, gamma: policy.discount(state, gamma, refit=True))
-
-
-def _discount_call(policy: Any) -> Any:
-    """``(state, gamma) -> policy.discount(state, gamma, refit=True)``, compiled once per policy (``Agent.decay``)."""
-    try:
-        return _discount_jit(policy)
-    except TypeError:  # an unhashable policy (array hyper-parameters): compiled for this call alone
-        return _discount_jit.__wrapped__(policy)
 
 
 def _fingerprint(policy: Any, d: int) -> str:
@@ -715,7 +701,7 @@ class Agent:
         """
         self._process.check("decay")
         check_scalar("Agent.decay", "gamma", gamma, low=0.0, high=1.0, low_open=True)
-        if self._kind != "jax" or not isinstance(self.policy, Discounts):
+        if self._calls.discount is None:
             raise InvalidInput(
                 f"Agent.decay: {type(self.policy).__name__} cannot discount its posterior (it has no Discounts "
                 "capability: neural and index policies keep no prior to fall back to). Fix: use a GLM, linear or "
@@ -728,7 +714,7 @@ class Agent:
 
     def _decay(self, gamma: float) -> None:
         """Apply ``discount(state, gamma, refit=True)`` and commit it if finite (under the lock)."""
-        new_state = _discount_call(self.policy)(self.state, np.float64(gamma))
+        new_state = self._calls.discount(self.state, np.float64(gamma))
         floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
         if not all(np.isfinite(x).all() for x in floats):
             raise NotConverged(f"decay({gamma!r}) made the policy state non-finite; the agent state was not changed.")

@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from bayesbandit.contract import Buffered
+from bayesbandit._compile import per_policy
+from bayesbandit.contract import Buffered, Discounts
 
 __all__ = ["Calls", "calls_for", "CompileAhead", "draw_data", "draw_key"]
 
@@ -86,6 +87,7 @@ class Calls(NamedTuple):
     update: Any  # (state, arms, action, feedback) -> (state, info)
     select_many: Any  # (n, state, arms, key, draw) -> (actions, info stacked)
     update_many: Any  # (arms_per_row, state, arms, actions, feedback) -> (state, info stacked)
+    discount: Any  # (state, gamma) -> policy.discount(state, gamma, refit=True) (Agent.decay); None without Discounts
 
 
 @functools.lru_cache(maxsize=64)
@@ -96,7 +98,12 @@ def _jitted(policy: Any) -> Calls:
         jax.jit(policy.update),
         jax.jit(functools.partial(_select_many, policy), static_argnums=0),
         jax.jit(functools.partial(_update_many, policy), static_argnums=0),
+        jax.jit(functools.partial(_discount, policy)) if isinstance(policy, Discounts) else None,
     )
+
+
+def _discount(policy: Any, state: Any, gamma: Any) -> Any:
+    return policy.discount(state, gamma, refit=True)
 
 
 def calls_for(policy: Any, kind: str) -> Calls:
@@ -107,11 +114,9 @@ def calls_for(policy: Any, kind: str) -> Calls:
             policy.update,
             functools.partial(_host_select_many, policy),
             functools.partial(_host_update_many, policy),
+            None,
         )
-    try:
-        return _jitted(policy)
-    except TypeError:  # an unhashable policy (array hyper-parameters): compiled for this agent alone
-        return _jitted.__wrapped__(policy)
+    return per_policy(_jitted, policy)
 
 
 def _ahead_id(capacity: int | None, arms: Any) -> tuple:

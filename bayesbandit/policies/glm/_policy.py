@@ -372,7 +372,7 @@ class GLMPolicy(ProgramPolicy):
             taken out of it.
         """
         old = state.history
-        if self.history == "online" or isinstance(old, OnlineHistory):
+        if isinstance(old, OnlineHistory):
             raise InvalidInput(
                 f"{type(self).__name__}.forget: with history='online' the posterior keeps no rows, so one "
                 "observation cannot be removed from it (the Forgets capability, which SlidingWindow needs). "
