@@ -7,7 +7,7 @@ the process settings in :mod:`runtime`. Everything else lives in a named subpack
 :mod:`bayesbandit.contract` (the policy and environment protocols), :mod:`bayesbandit.envs`,
 :mod:`bayesbandit.sim` (runners, sweeps, results), :mod:`bayesbandit.inference`,
 :mod:`bayesbandit.bai`, :mod:`bayesbandit.index`, :mod:`bayesbandit.oracles`,
-:mod:`bayesbandit.design`, :mod:`bayesbandit.propensities`, :mod:`bayesbandit.models` (the reward-program zoo),
+:mod:`bayesbandit.design`, :mod:`bayesbandit.propensities`, :mod:`bayesbandit.scale` (beyond one process), :mod:`bayesbandit.models` (the reward-program zoo),
 :mod:`bayesbandit.diagnostics` and :mod:`bayesbandit.testing` (the contract suite).
 
 Importing bayesbandit changes no global JAX setting. The Newton-based inference (GLM-TSL and
@@ -17,7 +17,21 @@ the other GLM policies with their default solver, ``map_estimate``, ``laplace``,
 """
 
 # the named subpackages, reachable as attributes (bb.envs, bb.sim, bb.contract, ...)
-from bayesbandit import bai, contract, drift, envs, errors, index, inference, oracles, propensities, runtime, sim  # noqa: F401
+from bayesbandit import (  # noqa: F401
+    bai,
+    contract,
+    drift,
+    envs,
+    errors,
+    index,
+    inference,
+    oracles,
+    propensities,
+    runtime,
+    scale,
+    sharding,
+    sim,
+)
 from bayesbandit.agent import Agent, Decision
 from bayesbandit.inference import bind, laplace, map_estimate, perturbed_map
 from bayesbandit.policies import (

@@ -20,6 +20,7 @@ __all__ = [
     "PrecisionError",
     "ConfigurationError",
     "ProcessError",
+    "IncompleteGrid",
 ]
 
 
@@ -83,3 +84,15 @@ class ProcessError(BayesBanditError, RuntimeError):
     threads are not copied, so its next computation would never return), or sent to another
     process by pickling (it holds compiled functions). Save it and load it in the other process,
     which is started with the ``spawn`` or ``forkserver`` method."""
+
+
+class IncompleteGrid(BayesBanditError, RuntimeError):
+    """Parts of an experiment grid are neither stored nor computed here, so its results cannot be written.
+
+    Raised after a shard (``--shard K/N``) stored its own parts while others are still missing, and
+    by a merge that lacks some. ``missing`` lists them (:class:`bayesbandit.scale.Part`).
+    """
+
+    def __init__(self, message: str, missing: tuple = ()) -> None:
+        super().__init__(message)
+        self.missing = missing

@@ -61,6 +61,7 @@ from bayesbandit.threefry import threefry2x32
 __all__ = [
     "enable_x64",
     "enable_fast_rng",
+    "fast_rng_enabled",
     "enable_low_latency",
     "enable_compilation_cache",
     "default_cache_dir",
@@ -94,6 +95,11 @@ def enable_fast_rng() -> None:
         rule = mlir.lower_fun(threefry2x32, multiple_results=True)
         mlir.register_lowering(threefry2x32_p, rule, platform="cpu", inline=False)
         _registered = True
+
+
+def fast_rng_enabled() -> bool:
+    """Whether :func:`enable_fast_rng` was called in this process."""
+    return _registered
 
 
 _SCHEDULER_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"

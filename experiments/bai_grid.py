@@ -1,11 +1,12 @@
 """Shared machinery of the best-arm-identification experiments (``bai-*``): grids, resumable runs, report.
 
 An experiment is a list of :class:`Cell` (a panel of a figure, an environment, a budget and the
-value on the panel's x axis) and, per cell, the algorithms to run. Each (cell, algorithm) is run
-by :func:`bayesbandit.bai.evaluate` and stored on its own (``cells/<cell>/<algorithm>.nc``):
-replications are paired by the seed alone, so runs made at different times, or added later,
-combine into paired differences. A finished (cell, algorithm) with the same replications and seed
-is not run again.
+value on the panel's x axis) and, per cell, the algorithms to run: a grid (:class:`BAIGrid`) whose
+parts are a (cell, algorithm) and a block of replications, each run by
+:func:`bayesbandit.bai.evaluate` and stored on its own (``parts/<cell>/<algorithm>/runs-a-b.nc``).
+Replications are paired by the seed and their index alone, so blocks run at different times, in
+other processes or on other machines (:mod:`bayesbandit.scale`) combine into paired differences.
+A stored part with the same seed, budget, environment and algorithm is not run again.
 
 Outputs: ``results.nc`` (dims cell x algorithm x replication, with accuracies, binomial standard
 errors, paired differences against the reference algorithm, pulls and seconds), ``accuracy.png``
@@ -23,11 +24,13 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from bayesbandit.experiments._stored import load_stored, store
 
-from bayesbandit.bai import evaluate
+from bayesbandit.bai import concat_replications, evaluate
+from bayesbandit.errors import InvalidInput
+from bayesbandit.scale import Grid, Part, PartStore, plan, run_grid
+from bayesbandit.validation import check_int
 
-__all__ = ["Cell", "Experiment", "run_grid"]
+__all__ = ["Cell", "Experiment", "BAIGrid", "write_grid"]
 
 
 @dataclass(frozen=True)
@@ -64,86 +67,112 @@ class Experiment:
         seed: int = 0,
         progress: bool = False,
         policies: Sequence[str] | None = None,
-        stored_only: bool = False,
+        block: int | None = None,
+        client: Any = None,
+        shard_of: tuple[int, int] | None = None,
+        sources: Sequence[str | pathlib.Path] = (),
+        compute: bool = True,
     ) -> dict[str, pathlib.Path]:
-        """Run the grid (200 replications with ``quick``, else 1,000; ``runs`` overrides); ``policies``
-        restricts the algorithms to those with one of these names (the CLI's ``--policies``);
-        ``stored_only`` reports what is stored without running anything (``horizon`` is not used:
-        budgets are part of the grid)."""
+        """Run the grid (200 replications with ``quick``, else 1,000; ``runs`` overrides) and write
+        results.nc, accuracy.png and summary.md.
 
-        def algorithms(cell: Cell) -> dict[str, Any]:
-            return {k: v for k, v in self.algorithms(cell, quick).items() if policies is None or k in policies}
-
-        return run_grid(
-            pathlib.Path(out_dir),
-            self.title,
-            self.cells(quick),
-            algorithms,
-            x_label=self.x_label,
-            reference=self.reference,
-            replications=runs or (200 if quick else 1000),
-            seed=seed,
+        ``policies`` restricts the algorithms to those with one of these names (the CLI's
+        ``--policies``); ``horizon`` is not used (budgets are part of the grid). The grid's parts
+        (:class:`BAIGrid`: a cell, an algorithm and a block of ``block`` replications, default 250)
+        are stored in ``out_dir/parts/`` as they finish and reused by a later run with the same
+        settings; they run here, on a Dask cluster (``client``) or as shard ``shard_of = (K, N)``,
+        and ``sources`` / ``compute`` assemble stored parts (a merge), as in
+        :func:`bayesbandit.scale.run_grid`.
+        """
+        replications = check_int("bai", "runs", runs or (200 if quick else 1000), low=2)
+        block = check_int("bai", "block", block or min(250, replications), low=2)
+        if replications % block == 1:
+            raise InvalidInput(
+                f"The 'block' parameter of the bai grids must leave a last block of at least 2 replications (the "
+                f"paired standard errors divide by R - 1). Got block={block} for {replications} replications. "
+                f"Fix: pass another block, e.g. {block + 1}."
+            )
+        grid = BAIGrid(self, quick, replications, seed, block, None if policies is None else tuple(policies))
+        done = run_grid(
+            grid,
+            store=PartStore(out_dir, sources),
+            client=client,
+            shard_of=shard_of,
+            compute=compute,
             progress=progress,
-            stored_only=stored_only,
+        )
+        blocks: dict[tuple[str | int, ...], list[xr.Dataset]] = {}
+        for part, ds in done.items():
+            blocks.setdefault(part.point, []).append(ds)
+        frames = [
+            (cell, [concat_replications(blocks[(cell.slug, name)]) for name in grid.algorithms(cell)])
+            for cell in grid.cells().values()
+        ]
+        return write_grid(
+            pathlib.Path(out_dir), frames, self.title, x_label=self.x_label, reference=self.reference, seed=seed
         )
 
 
-def _run_cell(
-    cell: Cell,
-    name: str,
-    algorithm: Any,
-    path: pathlib.Path,
-    replications: int,
-    seed: int,
-    progress: bool,
-    stored_only: bool,
-) -> xr.Dataset | None:
-    settings = {"replications": replications, "seed": seed}
-    stored = load_stored(path, settings)
-    if stored is not None or stored_only:
-        return stored
-    ds = evaluate({name: algorithm}, cell.env, cell.budget, replications, seed, progress=progress)
-    store(ds, path, settings)
-    return ds
+@dataclass(frozen=True)
+class BAIGrid(Grid):
+    """An :class:`Experiment` as a :class:`~bayesbandit.scale.Grid`: one part per (cell, algorithm) and block of
+    replications, each :func:`~bayesbandit.bai.evaluate` of those replications (their keys depend on their
+    indices and the seed only, so the blocks join into the evaluation of all of them)."""
+
+    experiment: Experiment
+    quick: bool
+    replications: int
+    seed: int
+    block: int
+    policies: tuple[str, ...] | None = None
+
+    def cells(self) -> dict[str, Cell]:
+        """The experiment's cells by slug."""
+        return {cell.slug: cell for cell in self.experiment.cells(self.quick)}
+
+    def algorithms(self, cell: Cell) -> dict[str, Any]:
+        """The cell's algorithms, restricted to ``policies`` when given."""
+        named = self.experiment.algorithms(cell, self.quick)
+        return {k: v for k, v in named.items() if self.policies is None or k in self.policies}
+
+    def parts(self) -> list[Part]:
+        """Every (cell, algorithm)'s replications in blocks of ``block``."""
+        points = [(slug, name) for slug, cell in self.cells().items() for name in self.algorithms(cell)]
+        return plan(points, self.replications, self.block)
+
+    def settings(self, part: Part) -> dict[str, int | str]:
+        """The seed, the cell's budget and environment and the algorithm's ``repr`` (its parameters)."""
+        cell = self.cells()[str(part.point[0])]
+        algorithm = self.algorithms(cell)[str(part.point[1])]
+        return {"seed": self.seed, "budget": cell.budget, "env": repr(cell.env), "algorithm": repr(algorithm)}
+
+    def __call__(self, part: Part) -> xr.Dataset:
+        """The part's replications of its algorithm on its cell."""
+        cell = self.cells()[str(part.point[0])]
+        name = str(part.point[1])
+        algorithm = self.algorithms(cell)[name]
+        return evaluate({name: algorithm}, cell.env, cell.budget, part.runs, self.seed, first_replication=part.start)
 
 
-def run_grid(
+def write_grid(
     out_dir: pathlib.Path,
+    frames: list[tuple[Cell, list[xr.Dataset]]],
     title: str,
-    cells: Sequence[Cell],
-    algorithms: Callable[[Cell], dict[str, Any]],
     *,
     x_label: str,
     reference: str,
-    replications: int,
     seed: int,
-    progress: bool,
-    notes: str = "",
-    stored_only: bool = False,
 ) -> dict[str, pathlib.Path]:
-    """Run every (cell, algorithm) not already stored (none with ``stored_only``), then write
-    results.nc, accuracy.png and summary.md (a (cell, algorithm) not run shows as a dash)."""
-    out_dir = pathlib.Path(out_dir)
-    frames = []
-    for i, cell in enumerate(cells):
-        algs = algorithms(cell)
-        if progress:
-            print(f"[{i + 1}/{len(cells)}] {cell.panel}, {x_label} = {cell.x:g}: {', '.join(algs)}", flush=True)
-        parts = [
-            _run_cell(
-                cell, name, alg, out_dir / "cells" / cell.slug / f"{name}.nc", replications, seed, progress, stored_only
-            )
-            for name, alg in algs.items()
-        ]
-        frames.append((cell, [p for p in parts if p is not None]))
+    """Write results.nc, accuracy.png and summary.md of the cells' evaluations (one dataset per algorithm)."""
     results = _combine(frames, reference)
+    replications = results.sizes["replication"]
     results.attrs.update(title=title, x_label=x_label, reference=reference, replications=replications, seed=seed)
     paths = {"results": out_dir / "results.nc", "plot": out_dir / "accuracy.png", "summary": out_dir / "summary.md"}
     tmp = paths["results"].with_suffix(".tmp")
     results.to_netcdf(tmp)
     tmp.replace(paths["results"])
     plot_accuracy(results, paths["plot"])
-    paths["summary"].write_text(markdown_summary(results, notes))
+    paths["summary"].write_text(markdown_summary(results))
     return paths
 
 
@@ -228,11 +257,11 @@ def plot_accuracy(results: xr.Dataset, path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-def markdown_summary(results: xr.Dataset, notes: str = "") -> str:
+def markdown_summary(results: xr.Dataset) -> str:
     """Per panel: accuracy +- se per algorithm, pulls, and paired differences against the reference."""
     names = results.algorithm.values.tolist()
     ref = results.attrs["reference"]
-    lines = [f"# {results.attrs['title']}", "", notes, ""] if notes else [f"# {results.attrs['title']}", ""]
+    lines = [f"# {results.attrs['title']}", ""]
     lines.append(
         f"{int(results.attrs['replications'])} paired replications per cell (seed {results.attrs['seed']}); "
         f"accuracy +- binomial standard error. Paired differences are accuracy minus {ref}'s on the same "

@@ -1,9 +1,14 @@
-"""The ``bayesbandit`` command: list and run the named experiments.
+"""The ``bayesbandit`` command: list, run and merge the named experiments.
 
 ::
 
     bayesbandit list
     bayesbandit run glm-logistic --quick --out results/
+    bayesbandit run glm-logistic --workers 2                      # a local Dask cluster
+    bayesbandit run glm-logistic --scheduler tcp://host:8786      # a Dask cluster
+    bayesbandit run glm-logistic --shard 0/2 --out shard0/        # job 0 of 2 (a Slurm array)
+    bayesbandit merge shard0/ shard1/ --out results/glm-logistic  # the figure from the shards
+    bayesbandit run glm-logistic --coordinator host0:1234 --num-processes 2 --process-id 0
 
 ``run`` writes a PNG plot, the results (netCDF) and a markdown summary table into ``--out``,
 prints where they went and the summary table. Compiled executables are kept in JAX's persistent
@@ -14,14 +19,18 @@ an empty string to disable), so a second run of the same experiment skips most c
 from __future__ import annotations
 
 import argparse
+import atexit
 import inspect
+import json
 import os
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from bayesbandit.errors import BayesBanditError
+from bayesbandit.errors import BayesBanditError, IncompleteGrid, InvalidInput
 
 __all__ = ["main"]
 
@@ -56,9 +65,20 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="host CPU devices to split the runs over (default: one per core; ignored on an accelerator)",
     )
-    run.add_argument(
-        "--jobs", type=_positive_int, default=1, help="worker processes, for experiments made of parts (default 1)"
-    )
+    grid = run.add_argument_group("beyond one process (experiments made of parts; see `bayesbandit.scale`)")
+    where = grid.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive_int, default=None, help="compute the parts on a local Dask cluster")
+    where.add_argument("--scheduler", default=None, help="compute the parts on the Dask cluster at this address")
+    grid.add_argument("--shard", default=None, metavar="K/N", help="compute only shard K of N (0-based) of the parts")
+    grid.add_argument("--block", type=_positive_int, default=None, help="runs per part")
+    spmd = run.add_argument_group("one JAX job over several processes (every process runs the same command)")
+    spmd.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="process 0's address")
+    spmd.add_argument("--num-processes", type=_positive_int, default=None, help="processes in the job")
+    spmd.add_argument("--process-id", type=int, default=None, help="this process's index, 0 to N-1")
+    merge = sub.add_parser("merge", help="write an experiment's results from the parts its shards stored")
+    merge.add_argument("folders", nargs="+", type=Path, help="the shards' --out folders")
+    merge.add_argument("--out", type=Path, default=None, help="output folder (default: the first folder)")
+    merge.add_argument("--no-progress", action="store_true", help="hide progress messages")
     return parser
 
 
@@ -96,6 +116,17 @@ def _enable_compilation_cache() -> None:
         pass
 
 
+def _writable(folder: Path) -> bool:
+    """Whether results can be written into ``folder``; if not, the message says why and what to do."""
+    problem = _unwritable(folder)
+    if problem:
+        print(
+            f"bayesbandit: cannot write results to {folder}: {problem}. Fix: pass --out with a folder you can write.",
+            file=sys.stderr,
+        )
+    return problem is None
+
+
 def _unwritable(folder: Path) -> str | None:
     """Why results cannot be written into ``folder`` (created if missing), or None if they can."""
     if folder.exists() and not folder.is_dir():
@@ -109,6 +140,115 @@ def _unwritable(folder: Path) -> str | None:
     return None
 
 
+MANIFEST = "run.json"
+"""The file in a grid experiment's output folder that records the experiment and its options (for ``merge``)."""
+
+_GRID_FLAGS = ("workers", "scheduler", "shard", "block")
+
+
+def _grid_options(args: argparse.Namespace, module: object) -> dict[str, Any] | str:
+    """The grid keywords for ``module.run`` from the flags, or the message that refuses them."""
+    given = [flag for flag in _GRID_FLAGS if getattr(args, flag) is not None]
+    if "client" not in inspect.signature(module.run).parameters:  # type: ignore[attr-defined]
+        if given:
+            flags = ", ".join(f"--{flag}" for flag in given)
+            return f"experiment {args.experiment!r} is not made of parts and runs in one process; drop {flags}"
+        return {}
+    options: dict[str, Any] = {}
+    if args.shard is not None:
+        from bayesbandit.scale import parse_shard
+
+        options["shard_of"] = parse_shard(args.shard)  # InvalidInput on a bad K/N
+    if args.block is not None:
+        options["block"] = args.block
+    return options
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """The Dask client the flags ask for, or None."""
+    if args.workers is not None:
+        from bayesbandit.scale import local_cluster
+
+        return local_cluster(args.workers)
+    if args.scheduler is not None:
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise InvalidInput(
+                '--scheduler needs Dask\'s distributed scheduler. Fix: pip install "bayesbandit[distributed]".'
+            ) from exc
+        return Client(args.scheduler, timeout=60)
+    return None
+
+
+def _report(name: str, paths: dict[str, Path], elapsed: float) -> None:
+    print(f"\n{name} finished in {elapsed:.1f} s; wrote:")
+    for kind, path in paths.items():
+        print(f"  {kind:<8} {path}")
+    summary = paths.get("summary")
+    if summary is not None and Path(summary).suffix == ".md" and Path(summary).exists():
+        print()
+        print(Path(summary).read_text())
+
+
+def _start_processes(args: argparse.Namespace) -> str | None:
+    """Join the JAX job the SPMD flags describe (before any computation); a message if they are incomplete."""
+    spmd = (args.coordinator, args.num_processes, args.process_id)
+    if all(flag is None for flag in spmd):
+        return None
+    if any(flag is None for flag in spmd):
+        return "--coordinator, --num-processes and --process-id go together; pass all three to every process"
+    from bayesbandit.sharding import initialize
+
+    initialize(args.coordinator, args.num_processes, args.process_id)
+    return None
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """``bayesbandit merge``: the experiment's results from the parts stored in the shards' folders."""
+    from bayesbandit.experiments import load_experiment
+
+    manifests = []
+    for folder in args.folders:
+        try:
+            manifests.append(json.loads((folder / MANIFEST).read_text()))
+        except (OSError, ValueError) as exc:
+            print(
+                f"bayesbandit: {folder} has no readable {MANIFEST} ({exc}). Fix: pass the --out folders of "
+                f"`bayesbandit run EXPERIMENT --shard K/N` runs.",
+                file=sys.stderr,
+            )
+            return 2
+    first = manifests[0]
+    for folder, manifest in zip(args.folders[1:], manifests[1:], strict=True):
+        if (manifest.get("experiment"), manifest.get("options")) != (first.get("experiment"), first.get("options")):
+            print(
+                f"bayesbandit: {folder} holds {manifest.get('experiment')} with {manifest.get('options')}, but "
+                f"{args.folders[0]} holds {first.get('experiment')} with {first.get('options')}. Fix: merge the "
+                f"shards of one run (the same experiment and options).",
+                file=sys.stderr,
+            )
+            return 2
+    out = args.out if args.out is not None else args.folders[0]
+    if not _writable(out):
+        return 2
+    from bayesbandit.runtime import enable_x64
+
+    enable_x64()
+    start = time.perf_counter()
+    module = load_experiment(first["experiment"])
+    sources = tuple(folder for folder in args.folders if folder.resolve() != out.resolve())
+    try:
+        paths = module.run(out, progress=not args.no_progress, **first["options"], sources=sources, compute=False)
+    except IncompleteGrid as exc:
+        print(f"bayesbandit: {exc}", file=sys.stderr)
+        return 2
+    if out.resolve() != args.folders[0].resolve():
+        (out / MANIFEST).write_text(json.dumps(first, indent=1))
+    _report(first["experiment"], paths, time.perf_counter() - start)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -117,7 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     # cores; the library's LAPACK calls never wait on the pool (bayesbandit/_linalg.py).
     os.environ.setdefault("PJRT_NPROC", "1")
     if args.command == "run":
-        _use_host_devices(args.devices or os.cpu_count() or 1)
+        # With a Dask cluster this process only gathers the parts; its workers inherit the environment
+        # (one device each: the cluster's processes share the cores).
+        cluster = args.workers is not None or args.scheduler is not None
+        _use_host_devices(1 if cluster else args.devices or os.cpu_count() or 1)
     from bayesbandit.experiments import EXPERIMENTS, load_experiment
 
     if args.command == "list":
@@ -125,17 +268,21 @@ def main(argv: list[str] | None = None) -> int:
         for name, module in EXPERIMENTS.items():
             print(f"{name:<{width}}  {_description(module)}")
         return 0
+    if args.command == "merge":
+        return _merge(args)
 
     if args.experiment not in EXPERIMENTS:
         print(f"bayesbandit: unknown experiment {args.experiment!r}; known: {', '.join(EXPERIMENTS)}", file=sys.stderr)
         return 2
     out = args.out if args.out is not None else Path("results") / args.experiment
-    problem = _unwritable(out)
-    if problem:
-        print(
-            f"bayesbandit: cannot write results to {out}: {problem}. Fix: pass --out with a folder you can write.",
-            file=sys.stderr,
-        )
+    if not _writable(out):
+        return 2
+    try:
+        refused = _start_processes(args)
+    except BayesBanditError as exc:
+        refused = str(exc)
+    if refused:
+        print(f"bayesbandit: {refused}", file=sys.stderr)
         return 2
     _enable_compilation_cache()
     from bayesbandit.runtime import enable_fast_rng, enable_x64
@@ -144,12 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     enable_fast_rng()  # and its random draws on CPU compile without loops (the same numbers)
     module = load_experiment(args.experiment)
     start = time.perf_counter()
-    options = {"quick": args.quick, "runs": args.runs, "horizon": args.horizon, "seed": args.seed}
-    if args.jobs != 1:
-        if "jobs" not in inspect.signature(module.run).parameters:
-            print(f"bayesbandit: experiment {args.experiment!r} runs in one process; drop --jobs", file=sys.stderr)
-            return 2
-        options["jobs"] = args.jobs
+    options: dict[str, Any] = {"quick": args.quick, "runs": args.runs, "horizon": args.horizon, "seed": args.seed}
     if args.policies is not None:
         if "policies" not in inspect.signature(module.run).parameters:
             print(
@@ -158,18 +300,50 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         options["policies"] = [name.strip() for name in args.policies.split(",") if name.strip()]
     try:
-        paths = module.run(out, progress=not args.no_progress, **options)
+        grid = _grid_options(args, module)
+    except BayesBanditError as exc:
+        grid = str(exc)
+    if isinstance(grid, str):
+        print(f"bayesbandit: {grid}", file=sys.stderr)
+        return 2
+    import jax
+
+    leader = jax.process_index() == 0
+    if not leader:  # process 0 of the JAX job writes the results; this one's go to a folder removed at exit
+        out = Path(tempfile.mkdtemp(prefix="bayesbandit-"))
+        atexit.register(shutil.rmtree, out, ignore_errors=True)
+    if "client" in inspect.signature(module.run).parameters:
+        manifest = {
+            "experiment": args.experiment,
+            "options": {**options, **{k: v for k, v in grid.items() if k == "block"}},
+        }
+        (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    try:
+        client = _client(args)  # None unless --workers or --scheduler, which only grids accept
+        try:
+            if client is not None:
+                grid["client"] = client
+            paths = module.run(out, progress=not args.no_progress, **options, **grid)
+        finally:
+            if client is not None:
+                client.close()
+    except IncompleteGrid as exc:
+        if "shard_of" not in grid:
+            print(f"bayesbandit: {exc}", file=sys.stderr)
+            return 2
+        k, n = grid["shard_of"]
+        print(
+            f"\n{args.experiment}: shard {k}/{n} finished in {time.perf_counter() - start:.1f} s; its parts are in "
+            f"{out / 'parts'} ({len(exc.missing)} parts of other shards not there yet). When every shard has "
+            f"finished: bayesbandit merge FOLDER... --out DIR, with the shards' --out folders (or run the last "
+            f"shard into a folder that holds the others' parts)."
+        )
+        return 0
     except BayesBanditError as exc:  # a user mistake (e.g. a horizon too short): no traceback
         print(f"bayesbandit: {exc}", file=sys.stderr)
         return 2
-    elapsed = time.perf_counter() - start
-    print(f"\n{args.experiment} finished in {elapsed:.1f} s; wrote:")
-    for kind, path in paths.items():
-        print(f"  {kind:<8} {path}")
-    summary = paths.get("summary")
-    if summary is not None and Path(summary).suffix == ".md" and Path(summary).exists():
-        print()
-        print(Path(summary).read_text())
+    if leader:
+        _report(args.experiment, paths, time.perf_counter() - start)
     return 0
 
 

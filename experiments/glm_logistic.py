@@ -37,31 +37,31 @@ Results are thinned for storage (cumulative regret at 500 evenly spaced rounds p
 from __future__ import annotations
 
 import math
-import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xarray as xr
-from bayesbandit.experiments._stored import load_stored, store
 from bayesbandit.models import logistic
 
 from bayesbandit.envs import LogisticBandit, describe
 from bayesbandit.inference import DenseNewton
 from bayesbandit.policies import GLMFPL, GLMTSL, GLMUCB, UCBGLM, theory
 from bayesbandit.runtime import enable_x64
+from bayesbandit.scale import Grid, Part, PartStore, per_point, plan, run_grid
 from bayesbandit.sim import plot_regret, simulate, summarize, summary_markdown, thin
 from bayesbandit.validation import check_int
 
-__all__ = ["DESCRIPTION", "run", "policies", "FULL", "QUICK", "PRIOR_SCALE"]
+__all__ = ["DESCRIPTION", "run", "policies", "Figure1", "FULL", "QUICK", "PRIOR_SCALE"]
 
 DESCRIPTION = "Kveton et al. 2020 Fig. 1: GLM-TSL/GLM-FPL vs GLM-UCB/UCB-GLM on logistic bandits (K=100, d=5..20)"
 
 PRIOR_SCALE = 100.0
 FPL_THEORY_MAX_STEPS = 20
 K = 100
-FULL: dict[str, Any] = {"dims": (5, 10, 15, 20), "horizon": 50_000, "runs": 100}
-QUICK: dict[str, Any] = {"dims": (5,), "horizon": 2_000, "runs": 4}
+FULL: dict[str, Any] = {"dims": (5, 10, 15, 20), "horizon": 50_000, "runs": 100, "block": 25}
+QUICK: dict[str, Any] = {"dims": (5,), "horizon": 2_000, "runs": 4, "block": 2}
 # Quick runs are dominated by compilation: a lower XLA optimisation level compiles ~3x faster.
 QUICK_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
 
@@ -99,62 +99,44 @@ def _styles(names) -> dict[str, dict]:
     return out
 
 
-def run_part(
-    d: int, name: str, horizon: int, runs: int, seed: int, quick: bool = False, progress: bool = False
-) -> xr.Dataset:
-    """One curve of the figure: policy ``name`` at dimension ``d``, thinned for storage.
+@dataclass(frozen=True)
+class Figure1(Grid):
+    """The figure as a :class:`~bayesbandit.scale.Grid`: one part per (d, policy) and block of runs.
 
-    Every part with the same ``seed`` sees the same instances and reward noise, so parts can
-    run in any order or in separate processes.
+    A part is ``simulate`` of one policy on the logistic bandit of dimension ``d`` for runs
+    ``start..stop - 1`` (their keys depend on their indices and ``seed`` only), thinned for
+    storage, so parts can run in any order, in other processes or on other machines, and give
+    the curves of one whole run.
     """
-    enable_x64()  # Newton's method needs float64 (worker processes start without it)
-    env = LogisticBandit(K=K, d=d, theta_cov="paper")
-    policy = policies(d, horizon)[name][0]
-    options = QUICK_COMPILER_OPTIONS if quick else None
-    ds = simulate({name: policy}, env, horizon, runs, seed, progress=progress, compiler_options=options)
-    return thin(ds)
 
+    dims: tuple[int, ...]
+    horizon: int
+    runs: int
+    seed: int
+    quick: bool
+    block: int
 
-def part_path(out_dir: Path, d: int, name: str) -> Path:
-    """Where the finished curve of policy ``name`` at dimension ``d`` is stored."""
-    return Path(out_dir) / "parts" / f"d{d}" / (re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") + ".nc")
+    def parts(self) -> list[Part]:
+        """Every (d, policy) point's runs in blocks of ``block``."""
+        return plan([(d, name) for d in self.dims for name in policies(d, self.horizon)], self.runs, self.block)
 
+    def settings(self, part: Part) -> dict[str, int | str]:
+        """The horizon, seed, quick mode and the policy's ``repr`` (its parameters, solver included)."""
+        d, name = part.point
+        policy = policies(int(d), self.horizon)[str(name)][0]
+        return {"horizon": self.horizon, "seed": self.seed, "quick": int(self.quick), "policy": repr(policy)}
 
-def _run_parts(
-    tasks: list[tuple[int, str]], out_dir: Path, settings: dict[str, int], jobs: int, progress: bool
-) -> dict[tuple[int, str], xr.Dataset]:
-    """Every part, each stored under ``out_dir`` as soon as it finishes; a stored part computed
-    with the same ``settings`` is loaded instead of run again (a stopped run resumes).
-
-    Parts run in this process (``jobs == 1``, a progress bar per part) or in ``jobs`` worker
-    processes (one bar over the parts).
-    """
-    horizon, runs, seed, quick = settings["horizon"], settings["runs"], settings["seed"], bool(settings["quick"])
-
-    def part_settings(d: int, name: str) -> dict[str, int | str]:
-        return {**settings, "policy": repr(policies(d, horizon)[name][0])}  # its parameters, solver included
-
-    done = {task: load_stored(part_path(out_dir, *task), part_settings(*task)) for task in tasks}
-    todo = [task for task, ds in done.items() if ds is None]
-    if progress and len(todo) < len(tasks):
-        print(f"glm-logistic: {len(tasks) - len(todo)} of {len(tasks)} parts already stored in {out_dir}", flush=True)
-    if jobs == 1:
-        for task in todo:
-            done[task] = run_part(*task, horizon, runs, seed, quick, progress)
-            store(done[task], part_path(out_dir, *task), part_settings(*task))
-        return done
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from tqdm.auto import tqdm
-
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(run_part, *task, horizon, runs, seed, quick, False): task for task in todo}
-        for future in tqdm(as_completed(futures), total=len(futures), desc="parts", disable=not progress):
-            task = futures[future]
-            done[task] = future.result()
-            store(done[task], part_path(out_dir, *task), part_settings(*task))
-    return done
+    def __call__(self, part: Part) -> xr.Dataset:
+        """The part's runs of its policy, thinned."""
+        enable_x64()  # Newton's method needs float64 (worker processes start without it)
+        d, name = int(part.point[0]), str(part.point[1])
+        env = LogisticBandit(K=K, d=d, theta_cov="paper")
+        policy = policies(d, self.horizon)[name][0]
+        options = QUICK_COMPILER_OPTIONS if self.quick else None
+        ds = simulate(
+            {name: policy}, env, self.horizon, part.runs, self.seed, first_run=part.start, compiler_options=options
+        )
+        return thin(ds)
 
 
 def run(
@@ -165,15 +147,21 @@ def run(
     horizon: int | None = None,
     seed: int = 0,
     progress: bool | None = None,
-    jobs: int = 1,
     dims: tuple[int, ...] | None = None,
+    block: int | None = None,
+    client: Any = None,
+    shard_of: tuple[int, int] | None = None,
+    sources: tuple[str | Path, ...] = (),
+    compute: bool = True,
 ) -> dict[str, Path]:
     """Run the experiment and write ``glm_logistic.png``, ``glm_logistic.nc``, ``glm_logistic.md``.
 
-    Each (d, policy) curve is stored in ``out_dir/parts/`` as soon as it finishes; running again
-    into the same folder with the same horizon, runs, seed, ``quick`` and policy parameters reuses
-    the stored curves and runs only the missing ones, so a stopped run resumes (delete ``parts/``
-    to recompute after changing the code).
+    The figure is a grid of parts (:class:`Figure1`: a (d, policy) point and a block of runs), each
+    stored in ``out_dir/parts/`` as soon as it finishes; running again into the same folder with
+    the same horizon, seed, ``quick`` and policy parameters reuses the stored parts and runs only
+    the missing ones, so a stopped run resumes (delete ``parts/`` to recompute after changing the
+    code). The parts run here, on a Dask cluster (``client``), or as one shard of several jobs
+    (``shard_of``), with the same numbers (:mod:`bayesbandit.scale`).
 
     Parameters
     ----------
@@ -187,12 +175,21 @@ def run(
     seed : int
     progress : bool, optional
         Progress bars (default: on).
-    jobs : int
-        Worker processes; each runs whole (d, policy) curves. On a machine with many cores (or
-        one accelerator shared by several processes, with ``XLA_PYTHON_CLIENT_PREALLOCATE=false``)
-        this divides the wall time; results do not depend on it.
     dims : tuple of int, optional
         Override the feature dimensions.
+    block : int, optional
+        Runs per part (default 25; 2 in quick mode).
+    client : dask.distributed.Client, optional
+        Compute the parts on this cluster (:func:`bayesbandit.scale.local_cluster` for this
+        machine's cores); default: in this process.
+    shard_of : (K, N), optional
+        Compute only shard K of N of the parts (:func:`bayesbandit.scale.shard`); the figure is
+        written once every part is in ``out_dir`` (or ``sources``), else
+        :class:`~bayesbandit.errors.IncompleteGrid` is raised after this shard's parts are stored.
+    sources : tuple of paths
+        More folders whose stored parts are used (other shards', for a merge).
+    compute : bool
+        False: compute nothing, only assemble stored parts (a merge).
 
     Returns
     -------
@@ -207,17 +204,19 @@ def run(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    # One simulate call per (d, policy), all with the same seed (same instances and reward noise),
-    # so only one policy's per-round arrays are in memory before thinning.
-    tasks = [(d, name) for d in config["dims"] for name in policies(d, horizon)]
-    settings = {"horizon": horizon, "runs": runs, "seed": seed, "quick": int(quick)}
-    done = _run_parts(tasks, out_dir, settings, jobs, progress)
+    # One simulate call per part, all with the same seed (same instances and reward noise), so
+    # only one block of one policy's per-round arrays is in memory before thinning.
+    block = check_int("glm-logistic", "block", int(block or config["block"]), low=1)
+    grid = Figure1(tuple(config["dims"]), horizon, runs, seed, quick, block)
+    store = PartStore(out_dir, sources)
+    done = run_grid(grid, store=store, client=client, shard_of=shard_of, compute=compute, progress=progress)
+    curves = per_point(done)
 
     per_d = []
     for d in config["dims"]:
         pols = policies(d, horizon)
         ds_d = xr.concat(
-            [done[(d, name)] for name in pols], dim="policy", data_vars="all", coords="minimal", compat="override"
+            [curves[(d, name)] for name in pols], dim="policy", data_vars="all", coords="minimal", compat="override"
         )
         ds_d["parameter"] = ("policy", np.array([pols[n][1] for n in ds_d["policy"].values], dtype=str))
         ds_d.attrs.update(env=describe(LogisticBandit(K=K, d=d, theta_cov="paper")), d=d)

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import xarray as xr
-from bayesbandit.experiments._stored import load_stored, store
 from bayesbandit.experiments.sublinear_report import describe_runs, markdown_table, plot_regret_and_time, table_rows
 
 from bayesbandit.envs.catalogue import SyntheticCatalogue
 from bayesbandit.policies.index import SubElim, SubTS
+from bayesbandit.scale import load_stored, store
 from bayesbandit.sim.catalogue import simulate_catalogue
 
 DESCRIPTION = "Sub-Elim and Sub-TS vs their exact twins on the synthetic catalogue (Yang et al., Tables 1, 2, 4, 5)."

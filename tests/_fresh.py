@@ -57,7 +57,12 @@ SETTINGS = {
     "one_device": Setting(
         prelude=SUITE,
         own_emitters=True,
-        checks=("test_sharding.py:play", "test_grid_sweep.py:sweep_and_simulate"),
+        checks=(
+            "test_sharding.py:play",
+            "test_grid_sweep.py:sweep_and_simulate",
+            "test_distributed.py:reference",
+            "test_scale.py:blocks_and_whole",
+        ),
     ),
     "two_devices": Setting(
         prelude=SUITE,

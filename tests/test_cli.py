@@ -2,6 +2,7 @@
 
 import os
 
+import numpy as np
 import pytest
 import xarray as xr
 from bayesbandit.experiments import EXPERIMENTS
@@ -27,8 +28,8 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     argv = ["run", "glm-logistic", "--quick", "--runs", "2", "--horizon", "200", "--out", str(out_dir), "--no-progress"]
     assert main(argv) == 0
     files = {p.name for p in out_dir.iterdir()}
-    assert files == {"glm_logistic.png", "glm_logistic.nc", "glm_logistic.md", "parts"}
-    assert len(list((out_dir / "parts" / "d5").glob("*.nc"))) == 8
+    assert files == {"glm_logistic.png", "glm_logistic.nc", "glm_logistic.md", "parts", "run.json"}
+    assert len(list((out_dir / "parts" / "5").glob("*/runs-0-2.nc"))) == 8
     printed = capsys.readouterr().out
     assert str(out_dir / "glm_logistic.nc") in printed and "| policy |" in printed
     with xr.open_dataset(out_dir / "glm_logistic.nc") as ds:
@@ -49,7 +50,7 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("a stored part was run again")
 
-    monkeypatch.setattr(glm_logistic, "run_part", must_not_run)
+    monkeypatch.setattr(glm_logistic.Figure1, "__call__", must_not_run)
     assert main(argv) == 0
     xr.testing.assert_identical(xr.load_dataset(out_dir / "glm_logistic.nc"), first)
     with pytest.raises(AssertionError, match="run again"):
@@ -57,6 +58,36 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(glm_logistic, "FPL_THEORY_MAX_STEPS", 30)  # a policy's parameters changed
     with pytest.raises(AssertionError, match="run again"):
         main(argv)
+
+
+def test_shards_merged_equal_the_one_process_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("BAYESBANDIT_JAX_CACHE", "")
+    argv = ["run", "glm-logistic", "--quick", "--runs", "3", "--horizon", "100", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "one")]) == 0
+    for k in (0, 1):
+        assert main([*argv, "--shard", f"{k}/2", "--out", str(tmp_path / f"shard{k}")]) == 0
+        assert f"shard {k}/2 finished" in capsys.readouterr().out
+        assert not (tmp_path / f"shard{k}" / "glm_logistic.nc").exists()
+    assert main(["merge", str(tmp_path / "shard0"), "--out", str(tmp_path / "m"), "--no-progress"]) == 2
+    assert "8 of 16 parts of the grid are not stored" in capsys.readouterr().err
+    shards = [str(tmp_path / f"shard{k}") for k in (0, 1)]
+    assert main(["merge", *shards, "--out", str(tmp_path / "merged"), "--no-progress"]) == 0
+    one = xr.load_dataset(tmp_path / "one" / "glm_logistic.nc")
+    merged = xr.load_dataset(tmp_path / "merged" / "glm_logistic.nc")
+    for var in ("cumulative_regret", "total_reward", "not_converged"):
+        np.testing.assert_array_equal(merged[var].values, one[var].values, err_msg=var)
+
+    # Shards of other runs do not merge; experiments not made of parts refuse the grid flags.
+    other = ["run", "glm-logistic", "--quick", "--runs", "3", "--horizon", "100", "--seed", "1", "--no-progress"]
+    assert main([*other, "--shard", "0/2", "--out", str(tmp_path / "other")]) == 0
+    assert main(["merge", shards[0], str(tmp_path / "other"), "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    assert "merge the shards of one run" in capsys.readouterr().err
+    assert main(["merge", str(tmp_path), "--no-progress"]) == 2
+    assert "no readable run.json" in capsys.readouterr().err
+    assert main(["run", "ope-logistic", "--quick", "--shard", "0/2", "--out", str(tmp_path / "o")]) == 2
+    assert "not made of parts" in capsys.readouterr().err
+    assert main([*argv, "--shard", "2/2", "--out", str(tmp_path / "bad")]) == 2
+    assert "K/N" in capsys.readouterr().err
 
 
 def test_user_mistakes_get_a_message_not_a_traceback(tmp_path, capsys):

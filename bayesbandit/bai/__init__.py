@@ -25,7 +25,7 @@ module                      job
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, BAIInfo, is_correct
 from bayesbandit.bai.automobile import Automobile, load_automobile
 from bayesbandit.bai.bayesgap import BayesGap
-from bayesbandit.bai.evaluation import evaluate
+from bayesbandit.bai.evaluation import concat_replications, evaluate
 from bayesbandit.bai.gse import GSE
 from bayesbandit.bai.instances import AdaptiveInstance, CornerInstance, GLMInstance, SphereInstance, StaticInstance
 from bayesbandit.bai.lingape import LinGapE
@@ -40,6 +40,7 @@ __all__ = [
     "BAIInfo",
     "is_correct",
     "evaluate",
+    "concat_replications",
     "MostPulled",
     "BayesGap",
     "ODLinBAI",

@@ -2,28 +2,35 @@
 
 Replication ``r`` of :func:`evaluate` gives every algorithm
 
-* the same instance: ``env.reset(split(fold_in(k, 0), R)[r])``;
-* the same rewards: the stack of rewards keyed by ``split(fold_in(k, 1), R)[r]``
+* the same instance: ``env.reset(fold_in(fold_in(k, 0), r))``;
+* the same rewards: the stack of rewards keyed by ``fold_in(fold_in(k, 1), r)``
   (``bayesbandit.bai._protocol``), so the ``j``-th pull of an arm returns the same value
   whichever algorithm pulls it;
 * the same tie-breaking stream.
+
+A replication's keys depend on its index ``r`` only, so replications ``a..b-1`` evaluated alone
+(``first_replication=a``) are those of a larger evaluation, and blocks evaluated anywhere join
+into it (:func:`concat_replications`, :mod:`bayesbandit.scale`).
 
 Differences between algorithms are therefore paired: the standard error of a difference of
 accuracies is that of the per-replication difference, ``sd(c_a - c_b) / sqrt(R)``, often far
 smaller than the two binomial errors combined.
 
-With several devices each batch of replications is split over them (:mod:`bayesbandit.sharding`);
-the results are the same as on one device.
+With several devices each batch of replications is split over them (:mod:`bayesbandit.sharding`),
+also when they belong to several processes of one job (:func:`bayesbandit.sharding.initialize`:
+the batches are placed as global arrays and the results gathered into every process); the
+results are the same as on one device.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 from jax.sharding import PartitionSpec
@@ -32,19 +39,22 @@ from bayesbandit._typing import Array
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_budget, check_env, check_instance, is_correct
 from bayesbandit.envs import Instance, describe
 from bayesbandit.errors import InvalidInput
-from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh
+from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh, to_host, to_mesh
 from bayesbandit.validation import check_int
 
-__all__ = ["evaluate", "replication_keys", "summarize"]
+__all__ = ["evaluate", "replication_keys", "summarize", "concat_replications"]
 
 
-def replication_keys(seed: int, replications: int) -> tuple[Array, Array]:
-    """(instance keys, run keys), each of shape ``(replications, key)``: the pairing of :func:`~bayesbandit.bai.evaluate`."""
+def replication_keys(seed: int, replications: int, first: int = 0) -> tuple[Array, Array]:
+    """(instance keys, run keys) of replications ``first..first + replications - 1``, each ``(replications, key)``.
+
+    The pairing of :func:`~bayesbandit.bai.evaluate`: replication ``r``'s keys are
+    ``fold_in(fold_in(k, 0), r)`` and ``fold_in(fold_in(k, 1), r)``, whatever the other replications.
+    """
     base = jax.random.key(seed)
-    return (
-        jax.random.split(jax.random.fold_in(base, 0), replications),
-        jax.random.split(jax.random.fold_in(base, 1), replications),
-    )
+    index = jnp.arange(first, first + replications, dtype=jnp.uint32)
+    over = jax.vmap(jax.random.fold_in, in_axes=(None, 0))
+    return over(jax.random.fold_in(base, 0), index), over(jax.random.fold_in(base, 1), index)
 
 
 def _check_algorithms(algorithms: Any) -> dict[str, BAIAlgorithm]:
@@ -116,6 +126,7 @@ def evaluate(
     *,
     batch_size: int = 250,
     progress: bool = False,
+    first_replication: int = 0,
 ) -> xr.Dataset:
     """Paired replications of BAI algorithms on one environment and budget.
 
@@ -134,6 +145,11 @@ def evaluate(
         Replications vmapped at once (memory); rounded up to a multiple of the device count.
     progress : bool
         Show a progress bar per algorithm.
+    first_replication : int
+        The global index of the first replication: replications ``first_replication, ...,
+        first_replication + replications - 1`` are run (the ``replication`` coordinate), each
+        with the keys of its index, so blocks join into one evaluation
+        (:func:`concat_replications`).
 
     Returns
     -------
@@ -149,6 +165,7 @@ def evaluate(
     replications = check_int("evaluate", "replications", replications, low=2)
     batch_size = check_int("evaluate", "batch_size", batch_size, low=1)
     seed = check_int("evaluate", "seed", seed, low=0, high=2**32 - 1)
+    first_replication = check_int("evaluate", "first_replication", first_replication, low=0, high=2**32 - replications)
     if not isinstance(progress, bool):
         raise InvalidInput(
             f"evaluate: the 'progress' argument must be a bool. Got {progress!r}. Fix: pass True or False."
@@ -158,26 +175,27 @@ def evaluate(
     mesh = runs_mesh()  # several devices: each batch is split over them (bayesbandit.sharding)
     if mesh is not None:
         batch = -(-batch // mesh.size) * mesh.size
-    instance_keys, run_keys = replication_keys(seed, replications)
+    instance_keys, run_keys = replication_keys(seed, replications, first_replication)
     instances = jax.jit(jax.vmap(env.reset))(instance_keys)
     check_instance("evaluate", instances)
     columns: dict[str, dict[str, np.ndarray]] = {}
     timing: dict[str, tuple[float, float]] = {}
-    chunks = _batches((instances, run_keys), replications, batch)
+    per_replication = PartitionSpec(RUNS_AXIS)
+    chunks = [(to_mesh(c, mesh, per_replication), v) for c, v in _batches((instances, run_keys), replications, batch)]
     for name, algorithm in named.items():
         compiled, compile_seconds = _compile(algorithm, env, budget, chunks[0][0], mesh)
         parts: list[tuple[np.ndarray, ...]] = []
         bar = _progress(progress, len(chunks), name)
         t0 = time.perf_counter()
-        for (inst, keys), valid in chunks:
-            arm, correct, pulls = jax.block_until_ready(compiled(inst, keys))
+        for chunk, valid in chunks:
+            arm, correct, pulls = to_host(compiled(*chunk))
             parts.append((np.asarray(arm)[:valid], np.asarray(correct)[:valid], np.asarray(pulls)[:valid]))
             bar.update(1)
         bar.close()
         timing[name] = (time.perf_counter() - t0, compile_seconds)
         arm, correct, pulls = (np.concatenate(p) for p in zip(*parts))
         columns[name] = {"arm": arm, "correct": correct, "pulls": pulls}
-    return _dataset(columns, timing, env, budget, replications, seed)
+    return _dataset(columns, timing, env, budget, replications, seed, first_replication)
 
 
 def _progress(enabled: bool, total: int, name: str) -> Any:
@@ -194,8 +212,10 @@ def summarize(
     seconds: np.ndarray,
     compile_seconds: np.ndarray,
     attrs: dict[str, Any],
+    first_replication: int = 0,
 ) -> xr.Dataset:
-    """The dataset of :func:`~bayesbandit.bai.evaluate` from per-(algorithm, replication) arrays of paired runs."""
+    """The dataset of :func:`~bayesbandit.bai.evaluate` from per-(algorithm, replication) arrays of paired runs
+    (replications ``first_replication, ...``)."""
     replications = np.shape(correct)[1] if np.ndim(correct) == 2 else 0
     if replications < 2:
         raise InvalidInput(
@@ -214,14 +234,38 @@ def summarize(
             "accuracy_se": ("algorithm", np.sqrt(accuracy * (1 - accuracy) / replications)),
             "mean_pulls": ("algorithm", pulls.mean(axis=1)),
             "max_pulls": ("algorithm", pulls.max(axis=1)),
-            "seconds": ("algorithm", seconds),
-            "compile_seconds": ("algorithm", compile_seconds),
+            "seconds": ("algorithm", seconds, {"units": "s"}),
+            "compile_seconds": ("algorithm", compile_seconds, {"units": "s"}),
             "difference": (("algorithm", "versus"), diff.mean(axis=2)),
             "difference_se": (("algorithm", "versus"), diff.std(axis=2, ddof=1) / np.sqrt(replications)),
         },
-        coords={"algorithm": names, "versus": names, "replication": np.arange(replications)},
+        coords={
+            "algorithm": names,
+            "versus": names,
+            "replication": np.arange(first_replication, first_replication + replications),
+        },
         attrs=attrs,
     )
+
+
+def concat_replications(blocks: Sequence[xr.Dataset]) -> xr.Dataset:
+    """Blocks of replications of one :func:`~bayesbandit.bai.evaluate` (same algorithms, environment, budget
+    and seed) as the one evaluation of all of them: per-replication results joined in replication order,
+    times summed, accuracies and paired differences computed over every replication."""
+    if not blocks:
+        raise InvalidInput("concat_replications: no blocks given. Fix: pass at least one evaluate result.")
+    blocks = sorted(blocks, key=lambda ds: int(ds["replication"].values[0]))
+    index = np.concatenate([ds["replication"].values for ds in blocks])
+    if len(np.unique(index)) != len(index) or np.any(np.diff(index) != 1):
+        raise InvalidInput(
+            f"concat_replications: the blocks must cover consecutive replications once each; got replications "
+            f"{index.min()}..{index.max()} with {len(index)} entries. Fix: pass each block once, none missing."
+        )
+    joined = {var: np.concatenate([ds[var].values for ds in blocks], axis=1) for var in ("correct", "arm", "pulls")}
+    seconds = {var: np.sum([ds[var].values for ds in blocks], axis=0) for var in ("seconds", "compile_seconds")}
+    attrs = {**blocks[0].attrs, "replications": len(index)}
+    names = blocks[0].algorithm.values.tolist()
+    return summarize(names, **joined, **seconds, attrs=attrs, first_replication=int(index[0]))
 
 
 def _dataset(
@@ -231,6 +275,7 @@ def _dataset(
     budget: int,
     replications: int,
     seed: int,
+    first_replication: int,
 ) -> xr.Dataset:
     names = list(columns)
     attrs = {
@@ -249,4 +294,5 @@ def _dataset(
         np.array([timing[n][0] for n in names]),
         np.array([timing[n][1] for n in names]),
         attrs,
+        first_replication,
     )

@@ -99,6 +99,7 @@ def sweep(
     *,
     batch: int = 25,
     labels: Sequence[str] | None = None,
+    first_run: int = 0,
 ) -> xr.Dataset:
     """Play every configuration in ``policies`` on the same ``runs`` instances, compiled once.
 
@@ -113,6 +114,9 @@ def sweep(
         Configurations per call of the compiled experiment.
     labels : sequence of str, optional
         A name per configuration (default: ``repr``).
+    first_run : int
+        The global index of the first run (as in :func:`~bayesbandit.sim.simulate`): runs
+        ``first_run, ..., first_run + runs - 1`` are played, the ``run`` coordinate.
 
     Returns
     -------
@@ -140,9 +144,10 @@ def sweep(
     horizon = check_int("sweep", "horizon", horizon, low=1)
     runs = check_int("sweep", "runs", runs, low=1)
     batch = check_int("sweep", "batch", batch, low=1)
+    first_run = check_int("sweep", "first_run", first_run, low=0, high=2**32 - runs)
     stacked, treedef = stack_policies(policies)
     structure = (type(policies[0]), treedef)
-    keys = key_streams(seed, runs)
+    keys = key_streams(seed, runs, first_run)
     rewards, regrets = [], []
     size = min(batch, len(policies))
     for start in range(0, len(policies), size):
@@ -158,6 +163,6 @@ def sweep(
             "reward": (("config", "run", "round"), np.concatenate(rewards)),
             "regret": (("config", "run", "round"), np.concatenate(regrets)),
         },
-        coords={"config": names, "run": np.arange(runs), "round": np.arange(horizon)},
-        attrs={"horizon": horizon, "runs": runs, "seed": seed},
+        coords={"config": names, "run": np.arange(first_run, first_run + runs), "round": np.arange(horizon)},
+        attrs={"horizon": horizon, "runs": runs, "first_run": first_run, "seed": seed},
     )

@@ -7,15 +7,22 @@ the catalogue runner (:func:`bayesbandit.sim.simulate_catalogue`) and the diagno
 
 Common random numbers
 ---------------------
-From a seed, three independent key streams are split (:func:`key_streams`):
+From a seed, three independent key streams are split (:func:`key_streams`), and run ``r``'s
+key of each is ``fold_in(k, r)`` for its *global* index ``r``:
 
-* instances: run ``r`` is ``env.reset(split(k_env, runs)[r])``;
-* feedback: round ``t`` of run ``r`` pulls with ``fold_in(split(k_pull, runs)[r], t)``, which
+* instances: run ``r`` is ``env.reset(fold_in(k_env, r))``;
+* feedback: round ``t`` of run ``r`` pulls with ``fold_in(fold_in(k_pull, r), t)``, which
   depends on (run, round) only, never on the policy (environments draw so that the same arm
   gets the same reward realisation whichever policy pulls it);
-* policies: ``select`` in round ``t`` of run ``r`` gets ``fold_in(split(k_policy, runs)[r], t)``
-  and ``init`` gets ``fold_in(split(k_policy, runs)[r], INIT_ROUND)`` (the same streams for
+* policies: ``select`` in round ``t`` of run ``r`` gets ``fold_in(fold_in(k_policy, r), t)``
+  and ``init`` gets ``fold_in(fold_in(k_policy, r), INIT_ROUND)`` (the same streams for
   every policy, so two identical policies give identical results).
+
+A run's keys depend on its index only, never on how many runs there are or which of them are
+played together, so the runs of an experiment may be cut into blocks played anywhere (other
+processes, other machines: :mod:`bayesbandit.scale`) with the numbers of the whole run, bit for
+bit. Under JAX's default partitionable Threefry ``fold_in(k, r)`` is also ``split(k, n)[r]``
+for any ``n > r``.
 
 A stream may also be a NumPy generator (:func:`round_key`), which host runners consume round by
 round in order: the catalogue runner gives each run's policy ``default_rng([seed, run, 1])``.
@@ -63,10 +70,11 @@ class Round(NamedTuple):
         return jnp.asarray(self.select_info.converged) & jnp.asarray(self.update_info.converged)
 
 
-def key_streams(seed: int, runs: int) -> RunKeys:
-    """The three independent key streams of ``runs`` runs from ``seed`` (module docstring)."""
+def key_streams(seed: int, runs: int, first_run: int = 0) -> RunKeys:
+    """The keys of runs ``first_run, ..., first_run + runs - 1`` of the three streams of ``seed`` (module docstring)."""
     k_env, k_pull, k_policy = jax.random.split(jax.random.PRNGKey(seed), 3)
-    return RunKeys(jax.random.split(k_env, runs), jax.random.split(k_pull, runs), jax.random.split(k_policy, runs))
+    index = jnp.arange(first_run, first_run + runs, dtype=jnp.uint32)
+    return RunKeys(*(jax.vmap(jax.random.fold_in, in_axes=(None, 0))(k, index) for k in (k_env, k_pull, k_policy)))
 
 
 def init_run(policy: Any, env: Any, env_key: PRNGKey, policy_key: PRNGKey, capacity: int) -> tuple[Any, Any]:

@@ -64,6 +64,7 @@ def simulate(
     record: Callable[[Round], dict[str, Any]] | None = None,
     num_chunks: int = DEFAULT_NUM_CHUNKS,
     compiler_options: dict[str, Any] | None = None,
+    first_run: int = 0,
 ) -> xr.Dataset:
     """Run one or several policies for ``runs`` independent instances of ``horizon`` rounds.
 
@@ -91,6 +92,12 @@ def simulate(
     compiler_options : dict, optional
         XLA options for the jitted chunk, e.g. ``{"xla_backend_optimization_level": 0}``
         compiles several times faster and runs about half as fast (worth it for short runs).
+    first_run : int
+        The global index of the first run: runs ``first_run, ..., first_run + runs - 1`` are
+        played, each with the keys of its index (:func:`~bayesbandit.sim.key_streams`), so a
+        block of runs gives exactly those runs of a larger ``simulate`` with the same seed, and
+        blocks played anywhere concatenate to it (:mod:`bayesbandit.scale`). The ``run``
+        coordinate holds the global indices.
 
     Returns
     -------
@@ -119,6 +126,7 @@ def simulate(
     runs = check_int("simulate", "runs", runs, low=1)
     num_chunks = min(check_int("simulate", "num_chunks", num_chunks, low=1), horizon)
     seed = check_int("simulate", "seed", seed, low=0, high=2**32 - 1)
+    first_run = check_int("simulate", "first_run", first_run, low=0, high=2**32 - runs)
     if progress is not None and not isinstance(progress, bool):
         raise InvalidInput(f"The 'progress' parameter of simulate must be a bool or None. Got {progress!r} instead.")
     if compiler_options is not None and not isinstance(compiler_options, Mapping):
@@ -133,7 +141,7 @@ def simulate(
             policy.check_program(env.d)
         if isinstance(policy, Combinatorial):
             policy.check_arms(env.K)
-    keys = key_streams(seed, runs)
+    keys = key_streams(seed, runs, first_run)
     if progress is None:
         progress = runs * horizon * len(named) >= _AUTO_PROGRESS
     bar = None
@@ -169,10 +177,11 @@ def simulate(
     data["policy_description"] = ("policy", np.array([repr(named[n]) for n in names], dtype=str))
     ds = xr.Dataset(
         data,
-        coords={"policy": names, "run": np.arange(runs), "round": np.arange(horizon)},
+        coords={"policy": names, "run": np.arange(first_run, first_run + runs), "round": np.arange(horizon)},
         attrs={
             "horizon": horizon,
             "runs": runs,
+            "first_run": first_run,
             "seed": int(seed),
             "env": describe(env) if hasattr(env, "__dataclass_fields__") else repr(env),
             "num_chunks": num_chunks,

@@ -12,7 +12,10 @@ Runs are independent, so with several devices the runs axis is split over them
 (:mod:`bayesbandit.sharding`): every device plays its share of the runs with the same per-run
 program, with no communication. The number of runs is padded to a multiple of the device
 count with copies of the first runs, whose results are dropped. One device takes the plain path;
-the results are the same either way (``tests/test_sharding.py``).
+the results are the same either way (``tests/test_sharding.py``). The devices may belong to
+several processes of one job (:func:`bayesbandit.sharding.initialize`): the inputs are then
+placed as global arrays and the outputs gathered into every process, with the same results
+(``tests/test_distributed.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh
+from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh, to_host, to_mesh
 from bayesbandit.sim.round import Round, RunKeys, init_run, play_round
 
 __all__ = ["run_scan", "round_outputs", "runs_mesh"]
@@ -133,22 +136,24 @@ def run_scan(
     num_chunks = math.ceil(horizon / chunk_len)
     capacity = num_chunks * chunk_len
     split = _split_policy(policy)
-    dyn = split[0]
     runs = keys.env.shape[0]
     mesh = runs_mesh()
+    per_run, shared = PartitionSpec(RUNS_AXIS), PartitionSpec()
     if mesh is not None:
-        keys = _pad_runs(keys, mesh.size)
+        keys = to_mesh(_pad_runs(keys, mesh.size), mesh, per_run)
+    dyn = to_mesh(split[0], mesh, shared)
     init_c, chunk_c, compile_s = _executables(split, env, record, capacity, keys, chunk_len, options, mesh)
     start = time.perf_counter()
     env_state, pstate = init_c(dyn, keys.env, keys.policy)
-    carry = (env_state, pstate, keys.pull, keys.policy, jnp.zeros(keys.env.shape[0], jnp.int32))
+    failures = to_mesh(jnp.zeros(keys.env.shape[0], jnp.int32), mesh, per_run)
+    carry = (env_state, pstate, keys.pull, keys.policy, failures)
     outs = []
     for c in range(num_chunks):
-        ts = jnp.arange(c * chunk_len, (c + 1) * chunk_len, dtype=jnp.int32)
+        ts = to_mesh(jnp.arange(c * chunk_len, (c + 1) * chunk_len, dtype=jnp.int32), mesh, shared)
         carry, out = chunk_c(dyn, carry, ts)
-        outs.append(jax.device_get(out))  # waits for the chunk: the bar shows real progress
+        outs.append(to_host(out))  # waits for the chunk: the bar shows real progress
         if bar is not None:
             bar.update(min(chunk_len, horizon - c * chunk_len))
     run_s = time.perf_counter() - start
     out = {k: np.concatenate([o[k] for o in outs], axis=1)[:runs, :horizon] for k in outs[0]}
-    return out, np.asarray(carry[4])[:runs], compile_s, run_s
+    return out, np.asarray(to_host(carry[4]))[:runs], compile_s, run_s

@@ -77,23 +77,23 @@ def test_automobile_loader_scales_merges_duplicates_and_drops_missing(tmp_path):
         load_automobile(tmp_path / "missing.csv")
 
 
-def test_bai_grid_writes_results_plot_and_table(tmp_path):
-    """Two cells of one batch of replications on the paired evaluation's environment and budget:
-    the grid's plumbing (cells stored and reused, results, plot, table) on programs already compiled."""
-    from bayesbandit.experiments.bai_grid import Cell, run_grid
+def _tiny_cells(quick: bool) -> list:
+    from bayesbandit.experiments.bai_grid import Cell
 
-    cells = [Cell("panel", x, ENV, BUDGET) for x in (1, 2)]
-    paths = run_grid(
-        tmp_path,
-        "tiny",
-        cells,
-        lambda c: {"GSE": GSE(), "SH": SequentialHalving()},
-        x_label="cell",
-        reference="GSE",
-        replications=BATCH,
-        seed=0,
-        progress=False,
-    )
+    return [Cell("panel", x, ENV, BUDGET) for x in (1, 2)]
+
+
+def _tiny_algorithms(cell: object, quick: bool) -> dict:
+    return {"GSE": GSE(), "SH": SequentialHalving()}
+
+
+def test_bai_grid_writes_results_plot_and_table(tmp_path, monkeypatch):
+    """Two cells of one batch of replications on the paired evaluation's environment and budget:
+    the grid's plumbing (parts stored and reused, results, plot, table) on programs already compiled."""
+    from bayesbandit.experiments.bai_grid import BAIGrid, Experiment
+
+    tiny = Experiment("tiny", "cell", "GSE", _tiny_cells, _tiny_algorithms)
+    paths = tiny.run(tmp_path, runs=BATCH)
     text = paths["summary"].read_text()
     assert "| cell | GSE | SH |" in text and "Paired difference vs GSE" in text
     assert paths["plot"].stat().st_size > 10_000
@@ -101,21 +101,34 @@ def test_bai_grid_writes_results_plot_and_table(tmp_path):
 
     with xr.open_dataset(paths["results"]) as ds:
         assert ds.accuracy.shape == (2, 2) and float(ds.difference.sel(algorithm="GSE").max()) == 0.0
-    # stored cells are reused: a second call runs nothing new and gives the same table
-    assert (
-        run_grid(
-            tmp_path,
-            "tiny",
-            cells,
-            lambda c: {"GSE": GSE(), "SH": SequentialHalving()},
-            x_label="cell",
-            reference="GSE",
-            replications=BATCH,
-            seed=0,
-            progress=False,
-        )["summary"].read_text()
-        == text
-    )
+        whole = ds.load()
+    # stored parts are reused: a second call runs nothing new and gives the same table
+    monkeypatch.setattr(BAIGrid, "__call__", lambda *a: pytest.fail("a stored part was run again"))
+    assert tiny.run(tmp_path, runs=BATCH)["summary"].read_text() == text
+    monkeypatch.undo()
+    # blocks of replications give the one evaluation of all of them (paired differences included)
+    blocks = tiny.run(tmp_path / "blocks", runs=BATCH, block=BATCH // 2 + 1)
+    with xr.open_dataset(blocks["results"]) as ds:
+        for var in ("correct", "pulls", "accuracy", "difference", "difference_se"):
+            np.testing.assert_array_equal(ds[var].values, whole[var].values, err_msg=var)
+    with pytest.raises(InvalidInput, match="last block"):
+        tiny.run(tmp_path, runs=BATCH, block=BATCH - 1)
+
+
+def test_replication_blocks_join_into_one_evaluation():
+    from bayesbandit.bai import concat_replications
+
+    algorithms = {"GSE": GSE(), "SH": SequentialHalving()}
+    whole = evaluate(algorithms, ENV, BUDGET, replications=6, seed=2, batch_size=BATCH)
+    head = evaluate(algorithms, ENV, BUDGET, replications=2, seed=2, batch_size=BATCH)
+    tail = evaluate(algorithms, ENV, BUDGET, replications=4, seed=2, batch_size=BATCH, first_replication=2)
+    assert tail.replication.values.tolist() == [2, 3, 4, 5]
+    joined = concat_replications([tail, head])
+    for var in ("correct", "arm", "pulls", "accuracy", "difference", "difference_se", "mean_pulls"):
+        np.testing.assert_allclose(joined[var].values, whole[var].values, err_msg=var)
+    assert float(joined.seconds.sum()) == pytest.approx(float(head.seconds.sum() + tail.seconds.sum()))
+    with pytest.raises(InvalidInput, match="consecutive replications"):
+        concat_replications([head, head])
 
 
 def test_instances_follow_the_paper():
