@@ -134,7 +134,14 @@ class Figure1(Grid):
         policy = policies(d, self.horizon)[name][0]
         options = QUICK_COMPILER_OPTIONS if self.quick else None
         ds = simulate(
-            {name: policy}, env, self.horizon, part.runs, self.seed, first_run=part.start, compiler_options=options
+            {name: policy},
+            env,
+            self.horizon,
+            part.runs,
+            self.seed,
+            first_run=part.start,
+            compiler_options=options,
+            progress=False,  # one bar over the parts (run_grid)
         )
         return thin(ds)
 

@@ -206,3 +206,14 @@ def test_a_dask_cluster_gives_the_one_process_results_even_when_a_worker_dies(tm
     assert killed_parts and all(sum(n.startswith(p + "@") for n in names) == 2 for p in killed_parts)
     for part, ds in reference.items():
         xr.testing.assert_equal(done[part][list(PER_RUN)], ds[list(PER_RUN)])
+
+
+def test_bad_inputs_name_the_argument_and_the_fix():
+    with pytest.raises(InvalidInput, match="'workers' parameter of local_cluster"):
+        scale.local_cluster(0)
+    with pytest.raises(InvalidInput, match="at least one policy"):
+        scale.simulate({}, LinearBandit(K=4, d=2), 5)
+    with pytest.raises(InvalidInput, match="'block' parameter of scale.simulate"):
+        scale.simulate({"lints": bb.LinTS()}, LinearBandit(K=4, d=2), 5, runs=2, block=0)
+    with pytest.raises(InvalidInput, match="'index' parameter of shard"):
+        scale.shard([], 3, 2)
