@@ -85,6 +85,7 @@ __all__ = [
     "Parametric",
     "CatalogueEnv",
     "register_policy",
+    "register_dataclass_node",
     "policy_kind",
 ]
 
@@ -334,9 +335,36 @@ def register_policy(data_fields: list[str]) -> Callable[[_T], _T]:
     def wrap(cls: _T) -> _T:
         made: Any = dataclasses.dataclass(frozen=True)(cls)
         meta = [f.name for f in dataclasses.fields(made) if f.name not in data_fields]
-        return jax.tree_util.register_dataclass(made, data_fields=data_fields, meta_fields=meta)
+        return register_dataclass_node(made, data_fields, meta)
 
     return wrap
+
+
+def register_dataclass_node(cls: _T, data_fields: list[str], meta_fields: list[str]) -> _T:
+    """Register the dataclass ``cls`` as a pytree node: ``data_fields`` are children, ``meta_fields`` static.
+
+    What :func:`jax.tree_util.register_dataclass` does, with one difference that matters to every
+    cache keyed on a tree structure: the structures of two classes with the same fields compare
+    unequal. With ``register_dataclass`` (JAX 0.10) they compare equal while their hashes differ,
+    so a ``jit`` cache could, when two hashes land in one bucket, serve one policy class the
+    program traced for another (GLM-TSL's initial state, without the design matrix GLM-UCB
+    needs); ``tests/test_api.py`` checks the structures differ. Unflattening calls ``cls(**fields)``,
+    as ``register_dataclass`` does.
+    """
+    data, meta = tuple(data_fields), tuple(meta_fields)
+
+    def flatten_with_keys(obj: Any) -> tuple[tuple[tuple[Any, Any], ...], tuple[Any, ...]]:
+        children = tuple((jax.tree_util.GetAttrKey(name), getattr(obj, name)) for name in data)
+        return children, tuple(getattr(obj, name) for name in meta)
+
+    def flatten(obj: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        return tuple(getattr(obj, name) for name in data), tuple(getattr(obj, name) for name in meta)
+
+    def unflatten(aux: tuple[Any, ...], children: Any) -> Any:
+        return cls(**dict(zip(data, children, strict=True)), **dict(zip(meta, aux, strict=True)))  # type: ignore[operator]
+
+    jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+    return cls
 
 
 def policy_kind(policy: Any) -> Literal["jax", "host"]:

@@ -91,3 +91,28 @@ def test_errors_subclass_the_natural_builtins():
 def test_hyper_parameters_are_keyword_only(make):
     with pytest.raises(TypeError):
         make()
+
+
+def test_policy_classes_with_the_same_fields_have_different_tree_structures():
+    """A jit cache keyed on the policy's tree structure must never serve one class another's program."""
+    import jax
+    from bayesbandit.models import logistic
+
+    from bayesbandit.drift import Discounted, SlidingWindow
+
+    model = logistic()
+    policies = [
+        bb.GLMTSL(model, a=1.0),
+        bb.GLMUCB(model, rho=1.0),
+        bb.UCBGLM(model, alpha=1.0),
+        bb.LinTS(v=1.0),
+        bb.LinUCB(alpha=1.0),
+        Discounted(bb.LinTS(v=1.0), 0.9),
+        SlidingWindow(bb.LinTS(v=1.0), 10),
+    ]
+    structures = [jax.tree.structure(p) for p in policies]
+    for i, a in enumerate(structures):
+        for j, b in enumerate(structures):
+            assert (a == b) == (i == j), (policies[i], policies[j])
+    name = jax.jit(lambda p: jax.numpy.zeros(len(type(p).__name__)))
+    assert [int(name(p).shape[0]) for p in policies] == [len(type(p).__name__) for p in policies]

@@ -18,9 +18,15 @@ import dataclasses
 import functools
 from typing import Any, ClassVar, cast
 
-import jax
-
-from bayesbandit.contract import Buffered, Combinatorial, ExactLaw, Explains, ModelBased, policy_kind
+from bayesbandit.contract import (
+    Buffered,
+    Combinatorial,
+    ExactLaw,
+    Explains,
+    ModelBased,
+    policy_kind,
+    register_dataclass_node,
+)
 from bayesbandit.errors import InvalidInput
 
 __all__ = ["Wrapper", "check_wrapped"]
@@ -120,7 +126,7 @@ def _variant(base: Any, mixins: tuple[type, ...]) -> Any:
     )
     data = [f.name for f in dataclasses.fields(base) if f.name in base.data_fields]
     meta = [f.name for f in dataclasses.fields(base) if f.name not in base.data_fields]
-    return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
+    return register_dataclass_node(cls, data, meta)
 
 
 class Wrapper:

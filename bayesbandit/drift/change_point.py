@@ -69,7 +69,7 @@ import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
-from bayesbandit.contract import Combinatorial, RewardSupport, policy_kind, register_policy
+from bayesbandit.contract import Combinatorial, RewardSupport, policy_kind, register_dataclass_node, register_policy
 from bayesbandit.drift._wrap import Wrapper
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_int, check_scalar
@@ -445,7 +445,7 @@ class ChangePoint(Wrapper):
         return self.policy.reward_support(d)
 
 
-jax.tree_util.register_dataclass(ChangePoint, data_fields=list(ChangePoint.data_fields), meta_fields=["restart"])
+register_dataclass_node(ChangePoint, list(ChangePoint.data_fields), ["restart"])
 
 
 def _feed(test: Any, stats: Any, action: Any, feedback: Any) -> tuple[Any, Array, Array]:

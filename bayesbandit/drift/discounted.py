@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
-from bayesbandit.contract import Discounts, RewardSupport
+from bayesbandit.contract import Discounts, RewardSupport, register_dataclass_node
 from bayesbandit.drift._wrap import Wrapper, check_wrapped
 from bayesbandit.validation import check_scalar
 
@@ -127,4 +127,4 @@ class Discounted(Wrapper):
         return self.policy.reward_support(d)
 
 
-jax.tree_util.register_dataclass(Discounted, data_fields=list(Discounted.data_fields), meta_fields=[])
+register_dataclass_node(Discounted, list(Discounted.data_fields), [])

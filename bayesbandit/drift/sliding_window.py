@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
-from bayesbandit.contract import Combinatorial, Forgets, RewardSupport
+from bayesbandit.contract import Combinatorial, Forgets, RewardSupport, register_dataclass_node
 from bayesbandit.drift._wrap import Wrapper, check_wrapped
 from bayesbandit.drift.discounted import recorded
 from bayesbandit.validation import check_int
@@ -185,4 +185,4 @@ class SlidingWindow(Wrapper):
         return self.policy.reward_support(d)
 
 
-jax.tree_util.register_dataclass(SlidingWindow, data_fields=list(SlidingWindow.data_fields), meta_fields=["window"])
+register_dataclass_node(SlidingWindow, list(SlidingWindow.data_fields), ["window"])
