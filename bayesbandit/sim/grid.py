@@ -82,9 +82,9 @@ def _grid_runs(
     The instances depend on the runs only, so ``vmap`` draws each once for all configurations.
 
     ``structure`` is ``(policy class, tree structure)``: the class is part of the cache key because
-    tree structures of registered dataclasses compare equal across classes with the same fields'
-    shape (``PyTreeDef(C2UCB[...]) == PyTreeDef(RoundTS[...])`` is true in JAX 0.10), and an
-    executable compiled for one policy must never run another.
+    an executable compiled for one policy must never run another, and JAX's own ``register_dataclass``
+    (which a user's policy may use) gives classes with the same fields equal tree structures
+    (``contract.register_dataclass_node``, which the library's policies use, does not).
     """
     over_runs = jax.vmap(functools.partial(_one_run, structure, env, horizon), in_axes=(None, 0, 0, 0))
     return jax.vmap(over_runs, in_axes=(0, None, None, None))(leaves, env_keys, pull_keys, policy_keys)

@@ -79,8 +79,8 @@ def _split_policy(policy: Any) -> tuple[list, Callable[[list], Any], Any]:
             ident = None
         return [], lambda _: policy, ident
     dyn = [jnp.asarray(x) for x in leaves]
-    # The class is part of the identity: tree structures of registered dataclasses with the same fields'
-    # shape compare equal across classes (LinTS and LinUCB), so the structure alone must not select an executable.
+    # The class is part of the identity as well as of the structure (contract.register_dataclass_node), so a
+    # policy registered with JAX's own register_dataclass never shares another class's executable either.
     return dyn, lambda d: jax.tree.unflatten(treedef, d), (type(policy), treedef, tuple(jax.typeof(x) for x in dyn))
 
 
