@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -51,27 +53,78 @@ def gershgorin_shift(matrix: Array) -> Array:
     return jnp.maximum(0.0, jnp.max(radius - diag)) + 1e-8 * (1.0 + jnp.mean(jnp.abs(diag)))
 
 
-def tie_probabilities(scores: Array, *, rtol: float = 0.0) -> Array:
-    """The law of :func:`random_argmax`'s choice: uniform over the tied maxima of ``scores``, shape (K,)."""
+def _tied(scores: Array, rtol: float) -> Array:
+    """The tie mask shared by :func:`random_argmax` and :func:`tie_probabilities` (see there)."""
     if jnp.issubdtype(scores.dtype, jnp.inexact):
         scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
     best = jnp.max(scores)
-    tied = (scores >= (best - rtol * jnp.abs(best) if rtol else best)).astype(float)
+    if not rtol:
+        return scores >= best
+    return scores >= jnp.where(jnp.isinf(best), best, best - rtol * jnp.abs(best))
+
+
+def tie_probabilities(scores: Array, *, rtol: float = 0.0) -> Array:
+    """The law of :func:`random_argmax`'s choice: ``1 / n`` on each of the ``n`` tied maxima of
+    ``scores``, 0 elsewhere, shape (K,), up to the bias stated there (relative ``2^{-48}`` for
+    ``n <= 2^16``, ``n 2^{-32}`` above)."""
+    tied = _tied(scores, rtol).astype(float)
     return tied / jnp.sum(tied)
 
 
-def random_argmax(key: PRNGKey | Array, scores: Array, *, rtol: float = 0.0) -> Array:
-    """Index of a maximum of ``scores``, chosen uniformly at random among ties.
+def _nth_true(mask: Array, j: Array) -> Array:
+    """Index of the ``(j+1)``-th true entry of the 1-d boolean ``mask`` (``0 <= j < sum(mask)``).
 
-    The tied entries are those ``>= best - rtol |best|`` (``best = max scores``); of them, the one
-    of largest ``noise`` wins, with ``noise`` iid uniform on ``[0, 1)``: uniform among the ties.
+    The prefix count is taken in two levels of about ``sqrt(K)``: per-block counts of the mask
+    reshaped to ``(ceil(K / w), w)``, ``w = ceil(sqrt(K))``, then within the block that holds the
+    entry; XLA's one-level prefix sum over ``K`` entries costs about 3x more on CPU at ``K = 10^4``.
+    """
+    size = mask.shape[0]
+    width = math.isqrt(size - 1) + 1
+    rows = -(-size // width)
+    blocks = jnp.pad(mask.astype(jnp.int32), (0, rows * width - size)).reshape(rows, width)
+    ends = jnp.cumsum(jnp.sum(blocks, axis=1))
+    block = jnp.argmax(ends > j)
+    row = blocks[block]
+    return block * width + jnp.argmax(jnp.cumsum(row) > j - (ends[block] - jnp.sum(row)))
+
+
+def _random_below(key: PRNGKey, n: Array) -> Array:
+    """``J`` on ``{0, ..., n - 1}`` (``1 <= n < 2^32``) from the two 32-bit words ``hi, lo`` of one
+    draw: ``(2^32 hi + lo) mod n`` for ``n <= 2^16``, ``lo mod n`` above (law: :func:`random_argmax`).
+
+    ``(2^32 hi + lo) mod n = ((hi mod n) (2^32 mod n) + lo mod n) mod n``, every term below
+    ``n^2 <= 2^32`` for ``n <= 2^16`` (exact in ``uint32``); ``2^32 mod n = (2^16 mod n)^2 mod n``.
+    """
+    hi, lo = jax.random.bits(key, (2,), jnp.uint32)
+    n = n.astype(jnp.uint32)
+    wrap = jnp.where(n <= 1 << 16, (jnp.uint32(1 << 16) % n) ** 2 % n, 0).astype(jnp.uint32)
+    return ((hi % n * wrap + lo % n) % n).astype(jnp.int32)
+
+
+def random_argmax(key: PRNGKey, scores: Array, *, rtol: float = 0.0) -> Array:
+    r"""Index of a maximum of ``scores``, chosen uniformly at random among ties, from two random words.
+
+    The tied entries are those ``>= best - rtol |best|`` (``best = max scores``; NaN scores count
+    as ``-inf``; when ``best`` is infinite, the entries equal to it). With ``n`` of them, in index
+    order ``i_0 < ... < i_{n-1}``, one integer ``J`` on ``{0, ..., n - 1}`` is made from the two
+    32-bit words ``hi, lo`` of one draw ``jax.random.bits(key, (2,), uint32)``, and ``i_J`` is
+    returned: two random words per call, whatever ``K``. The law of ``J``:
+
+    * ``n <= 2^16``: ``J = (2^32 hi + lo) mod n``, so ``P(J = j) = c_j / 2^64`` with ``c_j`` in
+      ``{floor(2^64 / n), ceil(2^64 / n)}``: ``|n P(J = j) - 1| < n 2^{-64} <= 2^{-48}``;
+    * ``n > 2^16``: ``J = lo mod n``: ``|n P(J = j) - 1| < n 2^{-32}``
+
+    (the law of ``jax.random.randint(key, (), 0, n, int32)`` in JAX 0.10, whose ``uint32``
+    multiplier ``2^32 mod n`` wraps to 0 above ``2^16``, from one draw instead of a split and two).
+    Exactly uniform when ``n`` is a power of two (one tie: ``J = 0``, the plain argmax). The law
+    given the scores is :func:`tie_probabilities` (``1 / n`` on each tie) up to these bounds.
 
     Parameters
     ----------
-    key : PRNGKey or float array, shape (K,)
-        The key ``noise`` is drawn from, or the draws themselves.
-    scores : array, shape (K,)
-        NaN scores (floating ``scores``) count as ``-inf``.
+    key : PRNGKey
+        The key ``J`` is drawn from (typed or raw).
+    scores : array, shape (K,), K >= 1
+        Floating or integer scores; NaN counts as ``-inf``.
     rtol : float, >= 0
         Scores this close to the best, relative to it, tie (``0``: equal scores only).
 
@@ -79,9 +132,5 @@ def random_argmax(key: PRNGKey | Array, scores: Array, *, rtol: float = 0.0) -> 
     -------
     index : int array, shape ()
     """
-    if jnp.issubdtype(scores.dtype, jnp.inexact):
-        scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
-    best = jnp.max(scores)
-    noise = key if jnp.issubdtype(key.dtype, jnp.floating) else jax.random.uniform(key, scores.shape)
-    tied = scores >= (best - rtol * jnp.abs(best) if rtol else best)
-    return jnp.argmax(jnp.where(tied, noise, -1.0))
+    tied = _tied(scores, rtol)
+    return _nth_true(tied, _random_below(key, jnp.sum(tied, dtype=jnp.int32)))

@@ -5,7 +5,7 @@ Every ``jax.random`` call hashes counters with Threefry-2x32 (20 rounds; Salmon 
 code; on CPU, to keep programs small, as a loop of five 4-round steps that carries the key
 schedule and the rotation constants and rotates them every step: 28 instructions a step, 13 of
 them copies, and XLA:CPU runs each as its own small kernel, one step after the other. A bandit
-round draws a few short random vectors (a key split, a posterior sample, tie-breaking noise), so
+round draws a few short random vectors (a key split, a posterior sample, a tie-breaking draw), so
 these loops are more than half of a GLM-TSL ``select``: 97 of its 158 us on a 2-core CPU.
 
 :func:`bayesbandit.runtime.enable_fast_rng` registers the straight-line hash as JAX's CPU lowering of its Threefry

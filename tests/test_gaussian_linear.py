@@ -1,4 +1,4 @@
-"""The Gaussian-linear posterior module and the random-tie argmax against NumPy references, and that each is the only one."""
+"""The Gaussian-linear posterior module against NumPy references, and that it and the random-tie argmax are the only ones."""
 
 import pathlib
 import re
@@ -10,7 +10,6 @@ import pytest
 
 import bayesbandit as bb
 from bayesbandit import _gaussian_linear as gl
-from bayesbandit._numerics import random_argmax
 
 D, N, M = 4, 30, 3
 
@@ -116,42 +115,6 @@ def test_kalman_covariance_form_equals_the_precision_form(data):
         np.testing.assert_allclose(mean[j], np.linalg.solve(v_j, b_j), rtol=1e-9, atol=1e-12)
 
 
-# --- the random-tie argmax ------------------------------------------------------------------
-
-
-def _reference(scores, noise):
-    """NumPy: of the maxima of ``scores`` (NaN as -inf), the one of largest noise (first on equal noise)."""
-    scores = np.where(np.isnan(scores), -np.inf, scores)
-    ties = np.flatnonzero(scores >= scores.max())
-    return ties[np.argmax(noise[ties])]
-
-
-def test_random_argmax_is_exact_without_ties_and_uniform_over_ties():
-    bb.runtime.enable_x64()
-    rng = np.random.default_rng(1)
-    for _ in range(20):
-        scores = rng.normal(size=9)
-        assert int(random_argmax(jax.random.key(int(rng.integers(1 << 30))), jnp.asarray(scores))) == np.argmax(scores)
-    scores = jnp.array([1.0, 3.0, 3.0, jnp.nan, 3.0, 2.0])
-    picks = np.asarray(jax.vmap(lambda k: random_argmax(k, scores))(jax.random.split(jax.random.key(0), 3000)))
-    counts = np.bincount(picks, minlength=6)
-    assert counts[[0, 3, 5]].sum() == 0
-    np.testing.assert_allclose(counts[[1, 2, 4]] / 3000, 1 / 3, atol=0.035)  # 4 standard errors
-    for _ in range(30):
-        noise = rng.uniform(size=6)
-        assert int(random_argmax(jnp.asarray(noise), scores)) == _reference(np.asarray(scores), noise)
-
-
-def test_random_argmax_ties_within_rtol_and_on_integers():
-    noise = jnp.array([0.1, 0.9, 0.5, 0.95])
-    scores = jnp.array([1.0, 1.0 - 1e-9, 0.5, 1.0 - 1e-3])
-    assert int(random_argmax(noise, scores)) == 0
-    assert int(random_argmax(noise, scores, rtol=1e-6)) == 1  # 0 and 1 tie, 1 has the larger noise
-    counts = jnp.array([3, 7, 7, 1], jnp.int32)
-    assert int(random_argmax(noise, counts)) == 1
-    assert int(random_argmax(-noise, counts)) == 2  # the tied entry of least noise
-
-
 # --- one implementation of each -------------------------------------------------------------
 
 PACKAGE = pathlib.Path(gl.__file__).parent
@@ -161,9 +124,10 @@ SECOND_IMPLEMENTATIONS = {
         re.compile(r"[+-]\s*(jnp|np)\.outer\(\s*([\w.\[\], ]+?)\s*,\s*\2\s*\)"),
         re.compile(r"\b(\w+)\[:, None\]\s*\*\s*\1\[None, :\]"),
     ],
-    # an argmax among the maxima by random noise
+    # an argmax among the maxima by random noise, or the j-th tie by a prefix count
     "_numerics.py": [
         re.compile(r"argmax\(\s*jnp\.where\("),
+        re.compile(r"argmax\(\s*jnp\.cumsum\("),
         re.compile(r"lexsort\(.*\)\[0\]"),
     ],
 }

@@ -255,14 +255,13 @@ class BayesGap:
 
         def adaptive(carry: tuple[Posterior, Array], t: Array) -> tuple[tuple[Posterior, Array], _Round]:
             post, counts = carry
-            draws = jax.random.uniform(jax.random.fold_in(own_key, t), (2 * num_arms + 1,))
-            noise = draws[:-1].reshape(2, num_arms)
+            key_leader, key_rival, key_coin = jax.random.split(jax.random.fold_in(own_key, t), 3)
             stds = jnp.sqrt(jnp.maximum(post.variances, 0.0))
             index, upper = gap_index(post.means, stds, beta)
-            leader = random_argmax(noise[0], -index)
+            leader = random_argmax(key_leader, -index)
             others = jnp.where(arms == leader, -jnp.inf, upper)
-            rival = random_argmax(noise[1], others)
-            coin = draws[-1] < 0.5
+            rival = random_argmax(key_rival, others)
+            coin = jax.random.bernoulli(key_coin)
             tied = stds[leader] == stds[rival]
             arm = jnp.where(tied, jnp.where(coin, leader, rival), jnp.where(stds[leader] > stds[rival], leader, rival))
             reward = stack_rewards(env, instance, reward_key, arm[None], counts[arm][None])[0]

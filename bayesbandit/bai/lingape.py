@@ -303,24 +303,23 @@ class LinGapE:
                 return sigma * jnp.sqrt(2.0 * log_pairs + state.logdet) + jnp.sqrt(reg) * self.norm_bound
             return sigma * jnp.sqrt(dim * (log_pairs + jnp.log1p(t * sq_norm / reg))) + jnp.sqrt(reg) * self.norm_bound
 
-        def choose(state: _Round, t: Array, noise: Array) -> Array:
+        def choose(state: _Round, t: Array, keys: Array) -> Array:
             theta = state.ainv @ state.b
             est = z @ theta
-            i = random_argmax(noise[0], est)
+            i = random_argmax(keys[0], est)
             g_i = state.ainv @ z[i]
             dist2 = jnp.maximum(state.q[i] + state.q - 2.0 * (z @ g_i), 0.0)
             index = jnp.where(arange == i, -jnp.inf, est - est[i] + jnp.sqrt(dist2) * radius(state, t))
-            j = random_argmax(noise[1], index)
+            j = random_argmax(keys[1], index)
             if self.greedy:
                 gain = (z @ (g_i - state.ainv @ z[j])) ** 2 / (1.0 + state.q)
-                return random_argmax(noise[2], gain)
+                return random_argmax(keys[2], gain)
             p = table[pair_index[i, j]] if table is not None else arm_ratios(z, i, j, max_iter=self.l1_iters)
             ratio = jnp.where(p > SUPPORT_TOL, state.counts / jnp.where(p > SUPPORT_TOL, p, 1.0), jnp.inf)
-            return random_argmax(noise[2], -ratio, rtol=RATIO_RTOL)
+            return random_argmax(keys[2], -ratio, rtol=RATIO_RTOL)
 
         def step(state: _Round, t: Array) -> tuple[_Round, None]:
-            noise = jax.random.uniform(jax.random.fold_in(own_key, t), (3, num_arms), z.dtype)
-            arm = choose(state, t, noise)
+            arm = choose(state, t, jax.random.split(jax.random.fold_in(own_key, t), 3))
             reward = stack_rewards(env, instance, reward_key, arm[None], state.counts[arm][None])[0]
             ainv, g, den = gl.sherman_morrison(state.ainv, z[arm])
             h = z @ g
@@ -347,8 +346,7 @@ class LinGapE:
         state = _Round(ainv, z.T @ first, jnp.einsum("kd,de,ke->k", z, ainv, z), logdet, jnp.ones(num_arms, jnp.int32))
         state, _ = jax.lax.scan(step, state, jnp.arange(num_arms, budget))
         theta_z = state.ainv @ state.b
-        final_noise = jax.random.uniform(jax.random.fold_in(own_key, budget), (num_arms,), z.dtype)
-        arm = random_argmax(final_noise, z @ theta_z)
+        arm = random_argmax(jax.random.fold_in(own_key, budget), z @ theta_z)
         info = BAIInfo(
             jnp.sum(state.counts), state.counts, jnp.ones((1, num_arms), bool), (proj.basis @ theta_z)[None, :]
         )

@@ -81,7 +81,6 @@ class MostPulled:
             return (state, counts.at[action].add(1)), None
 
         (state, counts), _ = jax.lax.scan(play, (state, jnp.zeros(num_arms, jnp.int32)), jnp.arange(budget))
-        noise = jax.random.uniform(choice_key, (num_arms,))
-        arm = random_argmax(-noise, counts)  # of the most pulled, the one of least noise
+        arm = random_argmax(choice_key, counts)  # uniform among the most pulled
         no_estimate = jnp.zeros((1, 0), arms.dtype)  # policies keep their estimates in their own state
         return arm, BAIInfo(jnp.sum(counts), counts, jnp.ones((1, num_arms), bool), no_estimate)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
+from bayesbandit._numerics import _random_below
 from bayesbandit.bai import GLMInstance, SphereInstance, StaticInstance, is_correct
 from bayesbandit.bai._protocol import stack_rewards, streams
 from bayesbandit.bai.lingape import RATIO_RTOL, SUPPORT_TOL, LinGapE, arm_ratios, l1_min
@@ -67,9 +68,11 @@ def test_adaptive_instance_design_pulls_the_informative_arm():
     np.testing.assert_allclose(p, [(1 - math.cos(w)) / norm, math.sin(w) / norm, 0, 0, 0], atol=1e-9)
 
 
-def pick(score, noise, rtol=0.0):
+def pick(score, key, rtol=0.0):
+    """The tie (``>= best - rtol |best|``, in index order) at the random index of ``random_argmax``'s rule."""
     best = np.max(score)
-    return int(np.argmax(np.where(score >= best - rtol * abs(best), noise, -1.0)))
+    ties = np.flatnonzero(score >= best - rtol * abs(best))
+    return int(ties[int(_random_below(key, jnp.asarray(ties.size)))])
 
 
 def numpy_lingape(alg, env, inst, budget, key):
@@ -86,10 +89,10 @@ def numpy_lingape(alg, env, inst, budget, key):
     a_mat = lam * np.eye(d) + x.T @ x
     b = x.T @ table[:, 0]
     for t in range(k, budget):
-        noise = np.asarray(jax.random.uniform(jax.random.fold_in(own_key, t), (3, k)))
+        keys = jax.random.split(jax.random.fold_in(own_key, t), 3)
         a_inv = np.linalg.inv(a_mat)
         est = x @ a_inv @ b
-        i = pick(est, noise[0])
+        i = pick(est, keys[0])
         if alg.confidence == "det":
             c_t = sigma * math.sqrt(2 * math.log(k**2 / alg.delta) + np.linalg.slogdet(a_mat)[1] - d * math.log(lam))
         else:
@@ -99,22 +102,21 @@ def numpy_lingape(alg, env, inst, budget, key):
         diff = x - x[i]
         index = est - est[i] + np.sqrt(np.einsum("kd,de,ke->k", diff, a_inv, diff)) * c_t
         index[i] = -np.inf
-        j = pick(index, noise[1])
+        j = pick(index, keys[1])
         y = x[i] - x[j]
         if alg.greedy:
             crit = np.array([y @ np.linalg.inv(a_mat + np.outer(xk, xk)) @ y for xk in x])
-            arm = pick(-crit, noise[2])
+            arm = pick(-crit, keys[2])
         else:
             p = np.abs(linprog_l1(x, y))
             p /= p.sum()
             ratio = np.where(p > SUPPORT_TOL, counts / np.where(p > SUPPORT_TOL, p, 1.0), np.inf)
-            arm = pick(-ratio, noise[2], RATIO_RTOL)
+            arm = pick(-ratio, keys[2], RATIO_RTOL)
         a_mat += np.outer(x[arm], x[arm])
         b += x[arm] * table[arm, counts[arm]]
         counts[arm] += 1
     theta = np.linalg.solve(a_mat, b)
-    final = np.asarray(jax.random.uniform(jax.random.fold_in(own_key, budget), (k,)))
-    return pick(x @ theta, final), counts, theta
+    return pick(x @ theta, jax.random.fold_in(own_key, budget)), counts, theta
 
 
 @pytest.mark.parametrize(
