@@ -24,9 +24,10 @@ derivatives are the exponential-family moments of the observed site's distributi
     h_i'(A_i) = s_i (y_i - \\mathbb{E}[y \\mid A_i]), \\qquad h_i''(A_i) = -s_i \\operatorname{Var}[y \\mid A_i],
 
 read from the distribution's ``mean`` and ``variance`` (any real ``y`` is allowed: FPL's
-perturbed rewards). A derivative pass is one forward run of the program over the rows and two
-matrix products, instead of the generic path's ``p`` reverse passes (a forward-over-reverse
-Hessian); ``P``'s own Hessian is small and separate. ``J`` is taken once per solve, at the prior
+perturbed rewards). A derivative pass is one forward run of the program over the rows and one
+matrix product (the gradient's and the Hessian's sums over rows as one contraction,
+``J^T [w h', \\operatorname{diag}(-w h'') J]``), instead of the generic path's ``p`` reverse passes
+(a forward-over-reverse Hessian); ``P``'s own Hessian is small and separate. ``J`` is taken once per solve, at the prior
 median. The result is the same MAP and Hessian to rounding
 (``tests/inference/test_linear_predictor.py`` checks 1e-10 over the model zoo and user programs).
 
@@ -175,7 +176,9 @@ def fast_derivatives(
         if prior is None:
             p_value = -log_prior
         value = p_value - jnp.sum(jnp.where(mask, w * log_lik, 0.0))
-        return value, p_grad - J.T @ score, p_hess + (J * curvature[:, None]).T @ J
+        # One contraction over the rows gives both: J^T [w h', diag(-w h'') J], shape (p, 1 + p).
+        both = J.T @ jnp.concatenate([score[:, None], curvature[:, None] * J], axis=1)
+        return value, p_grad - both[:, 0], p_hess + both[:, 1:]
 
     return derivatives
 

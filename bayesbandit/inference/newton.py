@@ -24,6 +24,28 @@ of order ``lambda <= (2 tol)^{1/4}``. Policies use it (it halves the per-round c
 warm-started update late in a run); :func:`map_estimate` does not. If ``max_steps`` is reached
 first, ``info.converged`` is false.
 
+**Fixed-effort start** (``fixed_steps = m > 0``). A vmapped ``while_loop`` runs every lane until
+the slowest one stops, and the loop above spends potential evaluations on line-search trials that
+a warm start nearly always accepts. With ``m > 0`` the solve first takes ``m`` steps as
+straight-line code: from ``theta0`` it moves by the chord step (with ``factor0``) or by the Newton
+step there, and each step evaluates the derivatives once, at the trial point ``theta + d``,
+which gives both the test of the trial and the next step. On a convex potential
+(``positive_definite``) the trial is accepted when
+
+.. math::  g(\\theta + d)^T d \\le c\\, g(\\theta)^T d \\quad\\text{or}\\quad \\lambda^2(\\theta + d) < 1/16 .
+
+The first is Armijo's condition without a value: convexity along the segment gives
+``U(theta + d) - U(theta) <= g(theta + d)^T d``. The second puts the trial in the region where
+full Newton steps converge quadratically (``lambda < 1/4``, Nesterov 2004, Thm 4.1.14, the
+region ``quadratic_stop`` relies on); a full step near the MAP often overshoots the minimum
+along ``d`` by a little, which the first test alone would reject. Off convexity the trial is
+accepted by Armijo's condition on the value from the same derivative pass. A lane stops when
+the decrement at its accepted point is ``<= tol``, with the factor of the Hessian there (never
+stale); a rejected trial ends its fixed steps, and the loop above continues every lane not stopped from
+its last accepted point (its value, unknown on a convex potential, computed there). The
+estimator is the same (the MAP to ``tol``, the factor at it); a warm-started refit usually
+stops within the fixed steps, so a vmapped batch makes no loop trip at all.
+
 The derivatives come from ``derivatives`` when given (the GLM fast path of
 :mod:`bayesbandit.inference.linear_predictor`), else from a forward-over-reverse pass over
 ``fn``; ``positive_definite=True`` (a Hessian known to be positive definite) factors with one
@@ -33,7 +55,7 @@ plain Cholesky instead of the shifted one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -46,8 +68,11 @@ from bayesbandit.validation import check_int
 
 __all__ = ["NewtonInfo", "NewtonResult", "newton_minimize"]
 
+C = TypeVar("C")
+
 _ARMIJO = 1e-4
 _MIN_SCALE = 1e-9
+_QUADRATIC = 1.0 / 16.0  # lambda^2 below which full Newton steps converge quadratically (lambda < 1/4)
 
 
 class NewtonInfo(NamedTuple):
@@ -80,6 +105,21 @@ class _Carry(NamedTuple):
     restarted: Array  # the solve went back to ``restart`` after reaching the cap
 
 
+def unrolled_while(cond: Callable[[C], Array], body: Callable[[C], C], init: C, unrolled: int) -> C:
+    """``lax.while_loop(cond, body, init)`` with its first ``unrolled`` trips as straight-line code.
+
+    Each unrolled trip keeps the old carry where ``cond`` is false, which is what a vmapped
+    ``while_loop`` does to a lane that has stopped; the loop then runs while some lane is still
+    going. The result is the loop's; a vmapped batch whose lanes all stop within ``unrolled``
+    iterations makes no loop trip, at the price of computing every unrolled iteration in every lane.
+    """
+    c = init
+    for _ in range(unrolled):
+        go = cond(c)
+        c = jax.tree.map(lambda new, old, go=go: jnp.where(go, new, old), body(c), c)
+    return jax.lax.while_loop(cond, body, c)
+
+
 def _line_search(
     fn: Callable[[Array], Array], theta: Array, value: Array, step: Array, slope: Array, active: Array
 ) -> tuple[Array, Array, Array, Array]:
@@ -104,6 +144,17 @@ def _line_search(
     return moved, jnp.where(moved, theta + scale * step, theta), jnp.where(moved, trial, value), scale
 
 
+class _Evaluation(NamedTuple):
+    """One derivative pass at a point, with the factor, the Newton step and the decrement there."""
+
+    value: Array
+    grad: Array
+    chol: Array
+    step: Array  # -H^{-1} g
+    slope: Array  # g^T step = -lambda^2
+    finite: Array
+
+
 def newton_minimize(
     fn: Callable[[Array], Array],
     theta0: Array,
@@ -115,6 +166,7 @@ def newton_minimize(
     positive_definite: bool = False,
     factor0: Array | None = None,
     restart: Array | None = None,
+    fixed_steps: int = 0,
 ) -> NewtonResult:
     """Minimise a twice-differentiable scalar function by damped Newton steps.
 
@@ -131,11 +183,12 @@ def newton_minimize(
         Stop when the Newton decrement ``g^T H^{-1} g / 2 <= tol``.
     quadratic_stop : bool
         Also stop after a full step whose successor's decrement is provably below ``tol``
-        (module docstring); the factor is then one step stale.
+        (module docstring); the factor is then one step stale. Not used by the fixed steps.
     derivatives : callable, optional
         ``theta -> (fn(theta), gradient, Hessian)``; default: forward-over-reverse autodiff of ``fn``.
     positive_definite : bool
-        The Hessian is positive definite everywhere: factor it with a plain Cholesky.
+        The Hessian is positive definite everywhere: factor it with a plain Cholesky (and, in
+        the fixed steps, accept a step by the gradient test for convex potentials).
     factor0 : array, shape (p, p), optional
         Lower Cholesky factor of an approximation of the Hessian at ``theta0`` (the previous
         fit's): the first step is then a chord step, ``-factor0^{-T} factor0^{-1} g``, with the
@@ -147,12 +200,17 @@ def newton_minimize(
         up to ``max_steps`` more iterations from ``restart``, whose result is returned whether
         or not they converge. ``info.num_steps`` counts both starts. In the same loop, so a
         vmapped solve whose lanes all converge costs nothing more.
+    fixed_steps : int, >= 0
+        Steps taken as straight-line code before the loop (static): the module docstring's
+        fixed-effort start, each one derivative evaluation (counted in ``info.num_steps``; the
+        chord step's gradient is not). ``0``: the loop alone.
 
     Returns
     -------
     NewtonResult
     """
     check_int("newton_minimize", "max_steps", max_steps, low=1)
+    check_int("newton_minimize", "fixed_steps", fixed_steps, low=0)
     theta0 = jnp.asarray(theta0)
     dtype = theta0.dtype
     derivatives = derivatives or generic_derivatives(fn)
@@ -162,30 +220,35 @@ def newton_minimize(
             return cholesky(0.5 * (hess + hess.T))
         return jittered_cholesky(hess)[0]
 
-    def body(c: _Carry) -> _Carry:
-        value = c.value
-        _, grad, hess = derivatives(c.theta)
+    def evaluate(theta: Array) -> _Evaluation:
+        value, grad, hess = derivatives(theta)
         chol = factor(hess)
         step = -cho_solve(chol, grad)
-        slope = jnp.dot(grad, step)
-        decrement = -0.5 * slope
         finite = jnp.isfinite(value) & jnp.all(jnp.isfinite(grad)) & jnp.all(jnp.isfinite(chol))
+        return _Evaluation(value, grad, chol, step, jnp.dot(grad, step), finite)
+
+    def body(c: _Carry) -> _Carry:
+        e = evaluate(c.theta)
+        # The fixed steps of a convex potential leave the value unknown (NaN): computed here, in the loop only.
+        value = jnp.where(jnp.isnan(c.value), fn(c.theta), c.value) if fixed_steps and positive_definite else c.value
+        decrement = -0.5 * e.slope
+        finite = e.finite & jnp.isfinite(value)
         done = finite & (decrement <= tol)
 
-        moved, theta, value, scale = _line_search(fn, c.theta, value, step, slope, ~done & finite)
+        moved, theta, value, scale = _line_search(fn, c.theta, value, e.step, e.slope, ~done & finite)
         lam = jnp.sqrt(2.0 * jnp.maximum(decrement, 0.0))
         predicted = 2.0 * decrement**2 / (1.0 - jnp.minimum(lam, 0.5)) ** 4
         if quadratic_stop:
             done = done | (moved & (scale == 1.0) & (lam < 0.25) & (predicted <= tol))
         failed = ~finite | (~moved & ~done)
         new = _Carry(
-            c.i + 1, theta, value, chol, jnp.linalg.norm(grad), decrement, done, failed, c.steps + 1, c.restarted
+            c.i + 1, theta, value, e.chol, jnp.linalg.norm(e.grad), decrement, done, failed, c.steps + 1, c.restarted
         )
         if restart is None or value_restart is None:
             return new
         capped = (new.i >= max_steps) & ~done & ~failed & jnp.all(jnp.isfinite(theta)) & ~c.restarted
         again = _Carry(
-            jnp.zeros_like(c.i), restart, value_restart, jnp.zeros_like(chol), new.grad_norm, new.decrement,
+            jnp.zeros_like(c.i), restart, value_restart, jnp.zeros_like(e.chol), new.grad_norm, new.decrement,
             jnp.asarray(False), jnp.asarray(False), new.steps, jnp.asarray(True),
         )  # fmt: skip
         return jax.tree.map(lambda a, b: jnp.where(capped, a, b), again, new)
@@ -193,28 +256,84 @@ def newton_minimize(
     def cond(c: _Carry) -> Array:
         return (c.i < max_steps) & ~c.done & ~c.failed
 
-    value0 = fn(theta0)
     value_restart = None if restart is None else fn(jnp.asarray(restart, dtype))
-    if factor0 is not None:  # a chord step: the given factor, the gradient alone (the Hessian is not used)
-        grad0 = derivatives(theta0)[1]
-        step0 = -cho_solve(factor0, grad0)
-        slope0 = jnp.dot(grad0, step0)
-        usable = jnp.isfinite(value0) & jnp.all(jnp.isfinite(step0)) & (slope0 < 0)
-        _, theta0, value0, _ = _line_search(fn, theta0, value0, step0, slope0, usable)
-
-    p = theta0.shape[0]
-    init = _Carry(
-        jnp.asarray(0, jnp.int32),
-        theta0,
-        value0,
-        jnp.zeros((p, p), dtype),
-        jnp.asarray(jnp.inf, dtype),
-        jnp.asarray(jnp.inf, dtype),
-        jnp.asarray(False),
-        jnp.asarray(False),
-        jnp.asarray(0, jnp.int32),
-        jnp.asarray(False),
-    )
+    if fixed_steps:
+        init = _fixed_steps(evaluate, derivatives, theta0, factor0, fixed_steps, max_steps, tol, positive_definite)
+    else:
+        value0 = fn(theta0)
+        if factor0 is not None:  # a chord step: the given factor, the gradient alone (the Hessian is not used)
+            grad0 = derivatives(theta0)[1]
+            step0 = -cho_solve(factor0, grad0)
+            slope0 = jnp.dot(grad0, step0)
+            usable = jnp.isfinite(value0) & jnp.all(jnp.isfinite(step0)) & (slope0 < 0)
+            _, theta0, value0, _ = _line_search(fn, theta0, value0, step0, slope0, usable)
+        p = theta0.shape[0]
+        zero, inf = jnp.asarray(0, jnp.int32), jnp.asarray(jnp.inf, dtype)
+        false = jnp.asarray(False)
+        init = _Carry(zero, theta0, value0, jnp.zeros((p, p), dtype), inf, inf, false, false, zero, false)
     c = jax.lax.while_loop(cond, body, init)
     converged = c.done & jnp.all(jnp.isfinite(c.theta))
     return NewtonResult(c.theta, c.chol, NewtonInfo(c.steps, c.grad_norm, c.decrement, converged))
+
+
+def _fixed_steps(
+    evaluate: Callable[[Array], _Evaluation],
+    derivatives: Derivatives,
+    theta0: Array,
+    factor0: Array | None,
+    fixed_steps: int,
+    max_steps: int,
+    tol: ArrayLike,
+    convex: bool,
+) -> _Carry:
+    """The fixed-effort start of :func:`newton_minimize` (module docstring): the loop's initial carry.
+
+    Each of the ``fixed_steps`` steps moves by the current direction (the chord step first when
+    ``factor0`` is given, then Newton steps) and evaluates the derivatives at the trial point
+    once. On a convex potential the trial is accepted by the Armijo test in its gradient form
+    ``g(trial)^T d <= c g^T d`` or in the region of quadratic convergence (``lambda^2 < 1/16``),
+    so no value is computed; otherwise by the Armijo test on the value of the same pass. A lane
+    that has stopped, or whose trial is rejected, keeps its point: the loop continues it from there.
+    """
+    dtype = theta0.dtype
+    p = theta0.shape[0]
+    if factor0 is not None:  # the chord step's direction: the gradient alone (its Hessian is not used)
+        value, grad, _ = derivatives(theta0)
+        step = -cho_solve(factor0, grad)
+        e = _Evaluation(value, grad, jnp.zeros((p, p), dtype), step, jnp.dot(grad, step), jnp.isfinite(value))
+        going = (convex | e.finite) & jnp.all(jnp.isfinite(grad)) & jnp.all(jnp.isfinite(step)) & (e.slope < 0)
+        done, steps, decrement = jnp.asarray(False), jnp.asarray(0, jnp.int32), jnp.asarray(jnp.inf, dtype)
+    else:
+        e = evaluate(theta0)
+        decrement = -0.5 * e.slope
+        done = e.finite & (decrement <= tol)
+        going, steps = e.finite & ~done, jnp.asarray(1, jnp.int32)
+    theta = theta0
+    for _ in range(fixed_steps):
+        going = going & (steps < max_steps)
+        trial = theta + e.step
+        new = evaluate(trial)
+        if convex:  # Armijo's descent by convexity, or the trial in the region of quadratic convergence
+            accept = new.finite & ((jnp.dot(new.grad, e.step) <= _ARMIJO * e.slope) | (-new.slope < _QUADRATIC))
+        else:
+            accept = new.finite & (new.value <= e.value + _ARMIJO * e.slope)
+        steps = steps + going.astype(jnp.int32)
+        move = going & accept
+        theta = jnp.where(move, trial, theta)
+        e = jax.tree.map(lambda a, b, move=move: jnp.where(move, a, b), new, e)
+        decrement = jnp.where(move, -0.5 * new.slope, decrement)
+        done = done | (move & (decrement <= tol))
+        going = move & ~done
+    value = jnp.full((), jnp.nan, dtype) if convex else e.value
+    return _Carry(
+        steps,
+        theta,
+        value,
+        e.chol,
+        jnp.linalg.norm(e.grad),
+        decrement,
+        done,
+        jnp.asarray(False),
+        steps,
+        jnp.asarray(False),
+    )

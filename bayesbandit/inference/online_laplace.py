@@ -40,13 +40,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-import jax
 import jax.numpy as jnp
 
 from bayesbandit._linalg import cholesky, solve_triangular
 from bayesbandit._typing import Array
 from bayesbandit.inference.linear_predictor import predictor_jacobian, row_moments
-from bayesbandit.inference.newton import NewtonInfo, NewtonResult
+from bayesbandit.inference.newton import NewtonInfo, NewtonResult, unrolled_while
 
 if TYPE_CHECKING:
     from bayesbandit.inference.potential import BoundModel
@@ -74,6 +73,7 @@ def rank_one_laplace(
     *,
     max_steps: int,
     tol: float,
+    fixed_steps: int = 0,
 ) -> NewtonResult:
     """MAP and Hessian factor of ``N(mean, (chol chol^T)^{-1})`` times one row's likelihood (module docstring).
 
@@ -90,6 +90,10 @@ def rank_one_laplace(
         Cap on evaluations of ``F``; a solve that reaches it reports ``converged = False``.
     tol : float
         Newton-decrement tolerance (nats).
+    fixed_steps : int, >= 0
+        Iterations after the first evaluation run as straight-line code, masked where the solve
+        has stopped, before the loop (static): as in :func:`bayesbandit.inference.newton_minimize`,
+        the same iterates, and a vmapped loop makes no trip when every lane stops within them.
     """
     x, y, w = row
     j = predictor_jacobian(bound, x)[0]
@@ -123,7 +127,7 @@ def rank_one_laplace(
     at_zero = moments(zero)
     g0 = at_zero[0]
     first = evaluate(jnp.asarray(0, jnp.int32), zero, at_zero, jnp.minimum(zero, g0), jnp.maximum(zero, g0))
-    c = jax.lax.while_loop(cond, body, first)
+    c = unrolled_while(cond, body, first, fixed_steps)
     theta = mean + c.sigma * u
     new_chol = cholesky(chol @ chol.T + c.curvature * jnp.outer(j, j))
     converged = c.done & jnp.all(jnp.isfinite(theta)) & jnp.all(jnp.isfinite(new_chol))

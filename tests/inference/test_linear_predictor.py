@@ -197,13 +197,17 @@ def test_glm_tsl_decides_the_same_on_both_paths():
     """Online and full-history GLM-TSL pick the same arms on the fast and the generic path.
 
     The online update by the p-dimensional Newton iteration (its one-row solve is checked in
-    ``test_online_laplace.py``).
+    ``test_online_laplace.py``), the loop alone on both paths (``fixed_steps=0``: the fixed-effort
+    start, taken on the fast path only, reaches the same MAP by other iterates: ``test_fixed_steps.py``).
     """
     for history in ("full", "online"):
         runs = [
             play_logistic(
                 bb.GLMTSL(
-                    logistic(), a=1.0, history=history, solver=DenseNewton(derivatives=m, tol=1e-12, rank_one=False)
+                    logistic(),
+                    a=1.0,
+                    history=history,
+                    solver=DenseNewton(derivatives=m, tol=1e-12, rank_one=False, fixed_steps=0),
                 ),
                 rounds=60,
             )
