@@ -150,15 +150,32 @@ def inverse_factors(chol: Array) -> Array:
     return jax.vmap(lambda c: solve_triangular(c, eye, lower=True))(chol)
 
 
+_WIDTH_TILE = 1 << 15  # entries of L^{-1} X per tile: 256 KiB in float64, within a core's L2 cache
+
+
 def block_widths(chol: Array, arms: Array) -> Array:
     """``||x_i||_{V_j^{-1}} = ||L_j^{-1} x_i||`` for every block and arm: ``(M, N)``, ``O(M N d^2)``.
 
     ``L_j^{-1}`` is formed once (``d x d``, triangular; ``V^{-1}`` itself never is) and applied to
-    all arms by one matrix product: on CPU a triangular solve against ``N`` right-hand sides is
-    tens of times slower than the product.
+    the arms by matrix products: on CPU a triangular solve against ``N`` right-hand sides is tens
+    of times slower. The arms go in tiles of ``C = max(8, 2^15 / (M d))`` rows (``lax.map``; the
+    last tile padded with zero rows), so each product ``(M d, C)`` is squared and summed while it
+    is still in cache: at ``N = 20,000``, ``M = 10``, ``d = 51`` the untiled ``(M, d, N)`` product
+    (82 MB) cost 4 to 7 times as much. Each width is the same sum of squares either way.
     """
-    half = jnp.einsum("mij,nj->mni", inverse_factors(chol), arms)
-    return jnp.sqrt(jnp.sum(half**2, axis=2))
+    inverse = inverse_factors(chol)
+    blocks, d = inverse.shape[0], inverse.shape[-1]
+    n = arms.shape[0]
+
+    def norms(tile: Array) -> Array:  # (C, d) -> (M, C)
+        return jnp.sqrt(jnp.sum(jnp.einsum("mij,nj->min", inverse, tile) ** 2, axis=1))
+
+    rows = max(8, _WIDTH_TILE // (blocks * d))
+    if n <= rows:
+        return norms(arms)
+    tiles = -(-n // rows)
+    padded = jnp.pad(arms, ((0, tiles * rows - n), (0, 0))).reshape(tiles, rows, d)
+    return jnp.moveaxis(jax.lax.map(norms, padded), 0, 1).reshape(blocks, tiles * rows)[:, :n]
 
 
 def solve_lower_transpose(chol: Array, rhs: Array) -> Array:

@@ -8,8 +8,15 @@ Two sizes (issue: "N = 2,000, k = 100" and "N = 20,000, k = 200, promotion, 10 b
 For each of C2UCB, PC2UCB, arm-wise TS and round-wise TS: ``R`` runs of ``T`` rounds, each round a
 select (scores, the per-block top-k oracle) and a rank-``Mk`` update on Gaussian rewards; bayesbandit as one
 compiled ``vmap`` over runs of ``lax.scan`` over rounds (compile time apart), the baseline
-(``benchmarks/baselines/numpy_comb.py``) as a loop over runs and rounds. The exclusive assignment oracle
-of the promotion problem runs on the host in both and is timed on its own.
+(``benchmarks/baselines/numpy_comb.py``) as a loop over runs and rounds. The two are timed in turn
+(``_common.interleaved_cpu``: process CPU time, medians), so a change of the machine's load hits both.
+
+At the larger size two pieces are also timed alone, vmapped over the ``R`` runs: the per-block top-k
+(:class:`~bayesbandit.oracles.TopK`, its float32 candidate pool, against its selection on all arms,
+``TopK._full``, which is what it ran before the pool, and NumPy's ``argpartition``) and the widths
+``||x||_{V_j^{-1}}`` (``block_widths`` in tiles, against the same product untiled and against SciPy's
+triangular solve). The exclusive assignment oracle of the promotion problem runs on the host in both
+and is timed on its own.
 
 Usage, from the repository root: ``python -m benchmarks.bench_comb [--quick] [--out-dir DIR]``.
 """
@@ -20,6 +27,7 @@ import argparse
 import os
 import sys
 import time
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -29,8 +37,16 @@ if not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import bayesbandit as bb  # noqa: E402
+from bayesbandit._gaussian_linear import block_widths, inverse_factors  # noqa: E402
 from bayesbandit.oracles import ExclusiveAssignment, TopK  # noqa: E402
-from benchmarks._common import RESULTS, compile_and_time, machine_info, md_table, write_results  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    RESULTS,
+    compile_and_time,
+    interleaved_cpu,
+    machine_info,
+    md_table,
+    write_results,
+)
 from benchmarks.baselines import numpy_comb  # noqa: E402
 
 PARAM = 0.5
@@ -75,16 +91,64 @@ def jax_experiment(policy, arms, theta, rounds: int):
     return jax.vmap(one_run)
 
 
-def numpy_seconds(kind: str, arms, theta, runs: int, rounds: int, k: int) -> float:
+def run_compiled(compiled, keys) -> None:
+    compiled(keys).block_until_ready()
+
+
+def numpy_experiment(kind: str, arms, theta, runs: int, rounds: int, k: int) -> None:
     blocks, d = theta.shape
-    start = time.perf_counter()
     for run in range(runs):
         rng = np.random.default_rng(run)
         precision = np.broadcast_to(np.eye(d), (blocks, d, d)).copy()
         b = np.zeros((blocks, d))
         for _ in range(rounds):
             numpy_comb.play_round(kind, precision, b, arms, theta, rng, PARAM, k)
-    return time.perf_counter() - start
+
+
+def pieces(arms, theta, runs: int, k: int, reps: int) -> tuple[list, list]:
+    """The oracle and the widths alone, CPU ms per run (vmapped over ``runs``), old and new side by side."""
+    rng = np.random.default_rng(2)
+    blocks, d = theta.shape
+    arms_j = jnp.asarray(arms)
+    scores = jnp.asarray(theta @ arms.T + 0.5 * rng.uniform(1, 2, (runs, blocks, arms.shape[0])))  # UCB-like
+    keys = jax.random.split(jax.random.PRNGKey(0), runs)
+    oracle = TopK(k=k)
+    new, old = jax.jit(jax.vmap(oracle)), jax.jit(jax.vmap(oracle._full))
+    assert bool(jnp.all(new(scores, keys) == old(scores, keys)))
+    fallbacks = int(jnp.sum(jax.vmap(oracle._pooled)(scores)[1]))
+    scores_np = np.asarray(scores)
+    oracle_ms = interleaved_cpu(
+        {
+            "TopK (float32 pool)": (lambda: new(scores, keys).block_until_ready(), runs),
+            "TopK._full (before)": (lambda: old(scores, keys).block_until_ready(), runs),
+            "NumPy argpartition": (lambda: [numpy_comb.top_k(s, k) for s in scores_np], runs),
+        },
+        reps,
+    )
+    gram = rng.standard_normal((runs, blocks, d, 4 * k))
+    chol_np = np.linalg.cholesky(np.eye(d) + np.einsum("rmdn,rmen->rmde", gram, gram))
+    chol = jnp.asarray(chol_np)
+    tiled = jax.jit(jax.vmap(lambda c: block_widths(c, arms_j)))
+    untiled = jax.jit(
+        jax.vmap(lambda c: jnp.sqrt(jnp.sum(jnp.einsum("mij,nj->mni", inverse_factors(c), arms_j) ** 2, 2)))
+    )
+    error = float(jnp.max(jnp.abs(tiled(chol) / untiled(chol) - 1.0)))
+    width_ms = interleaved_cpu(
+        {
+            "block_widths (tiles)": (lambda: tiled(chol).block_until_ready(), runs),
+            "untiled product (before)": (lambda: untiled(chol).block_until_ready(), runs),
+            "SciPy solve_triangular": (
+                lambda: [numpy_comb.scores("c2ucb", c, np.zeros((blocks, d)), arms, rng, 0.0) for c in chol_np],
+                runs,
+            ),
+        },
+        reps,
+    )
+    oracle_rows = [[name, f"{1e3 * s:.2f} ms"] for name, s in oracle_ms.items()]
+    oracle_rows.append(["calls that needed the full selection", f"{fallbacks} of {runs}"])
+    width_rows = [[name, f"{1e3 * s:.2f} ms"] for name, s in width_ms.items()]
+    width_rows.append(["largest relative difference, tiles vs untiled", f"{error:.1e}"])
+    return oracle_rows, width_rows
 
 
 def exclusive_seconds(arms, theta, k: int, reps: int) -> tuple[float, float]:
@@ -112,21 +176,29 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [(2_000, 11, 1, 100, 10, 10), (20_000, 51, 10, 200, 4, 5)]  # N, d, M, k, runs, rounds
     if args.quick:
         sizes = [(n, d, m, k, 2, 3) for n, d, m, k, _, _ in sizes]
-    rows, oracle_rows = [], []
+    reps = 2 if args.quick else 5
+    rows, oracle_rows, piece_rows = [], [], ([], [])
     for n, d, blocks, k, runs, rounds in sizes:
         arms, theta = instance(n, d, blocks)
         keys = jax.random.split(jax.random.PRNGKey(0), runs)
         for name, kind in KINDS.items():
             fn = jax_experiment(make(name, TopK(k=k), blocks), arms, theta, rounds)
-            compile_s, run_s, *_ = compile_and_time(fn, (keys,), reps=3)
-            numpy_s = numpy_seconds(kind, arms, theta, runs, rounds, k)
-            per_jax, per_numpy = run_s / (runs * rounds), numpy_s / (runs * rounds)
+            compile_s, _, _, _, compiled = compile_and_time(fn, (keys,), reps=1)
+            times = interleaved_cpu(
+                {
+                    "jax": (partial(run_compiled, compiled, keys), runs * rounds),
+                    "numpy": (partial(numpy_experiment, kind, arms, theta, runs, rounds, k), runs * rounds),
+                },
+                reps,
+            )
+            per_jax, per_numpy = times["jax"], times["numpy"]
             rows.append(
                 [f"N = {n:,}, d = {d}, M = {blocks}, k = {k}", name, runs, f"{1e3 * per_jax:.2f} ms",
                  f"{1e3 * per_numpy:.2f} ms", f"×{per_numpy / per_jax:.1f}", f"{compile_s:.1f} s"]
             )  # fmt: skip
             print(rows[-1], flush=True)
         if blocks > 1:
+            piece_rows = pieces(arms, theta, runs, k, reps)
             exclusive, top = exclusive_seconds(arms, theta, k, reps=3 if args.quick else 10)
             oracle_rows.append(
                 [f"N = {n:,}, M = {blocks}, k = {k}", f"{1e3 * exclusive:.1f} ms", f"{1e3 * top:.2f} ms"]
@@ -137,10 +209,20 @@ def main(argv: list[str] | None = None) -> int:
             "",
             machine_info(),
             "",
-            "Per round and run: bayesbandit compiled (vmap over runs, scan over rounds; compile time apart) against "
-            "the NumPy loop of `benchmarks/baselines/numpy_comb.py`, same process, per-block top-k oracle.",
+            "Per round and run, process CPU time (all threads), median of the repetitions: bayesbandit compiled "
+            "(vmap over runs, scan over rounds; compile time apart) against the NumPy loop of "
+            "`benchmarks/baselines/numpy_comb.py`, timed in turn in one process, per-block top-k oracle.",
             "",
             md_table(["size", "policy", "runs", "bayesbandit", "NumPy", "speed-up", "compile"], rows),
+            "",
+            "The per-block top-k alone at the larger size, CPU time per run (vmapped over the runs; UCB-like "
+            "scores), the same picks bit for bit:",
+            "",
+            md_table(["oracle", "per run"], piece_rows[0]),
+            "",
+            "The widths `||x_i||_{V_j^{-1}}` alone at the larger size, CPU time per run (vmapped over the runs):",
+            "",
+            md_table(["widths", "per run"], piece_rows[1]),
             "",
             "The exclusive assignment oracle (each user in one promotion at most; host NumPy in both), per call, "
             "beside NumPy's per-block top-k on the same scores:",

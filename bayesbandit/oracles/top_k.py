@@ -12,9 +12,30 @@ scores, and which of them are chosen is the tie rule's choice. In each block let
 ``tol s`` of ``v`` are tied, and the free slots go to tied arms by the lowest index (``"index"``,
 deterministic) or uniformly at random (``"random"``, an independent permutation per block from
 the key). The tolerance makes round-off (``1.0`` against ``1.0 + 1e-13``) a tie, resolved by the
-rule, rather than a silent decision. The selection is one ``jax.lax.top_k`` over integer keys
-(class, then the tie order), so it is exact, jittable and vmappable. NaN ranks below every
-number; infinite ``v`` ties exactly (no tolerance).
+rule, rather than a silent decision. NaN ranks below every number; infinite ``v`` ties exactly
+(no tolerance). Within a block the picks come best first, equal scores in the tie rule's order.
+
+**Computation.** XLA:CPU has a fast ``top_k`` for float32 only: float64 and integer keys go
+through a full sort, about 40 times slower at ``N = 20,000``. So the selection works on a pool of
+``P = min(N, 2 k + 16)`` candidates per block:
+
+1. ``lax.top_k`` of the scores rounded to float32, ``P`` of them, the smallest ``w``;
+2. on the candidates' exact scores (two small sorts): ``v``, the classes and the picks;
+3. the check ``w < fl32(v - tol s)``.
+
+Rounding to float32 is monotone (``a <= b`` implies ``fl32(a) <= fl32(b)``, overflow and
+flushed subnormals included), so an arm outside the pool has ``fl32(x) <= w``; when the check
+holds, ``x >= v - tol s`` would give ``fl32(x) >= fl32(v - tol s) > w``: every arm outside the
+pool is below the tie band. Then the pool holds every arm in or above the band (at least ``k``),
+its ``k``-th largest score is ``v`` and its picks are exactly the full selection's. The check fails
+only when more than ``P - k`` arms round to within one float32 step of the band (for example many
+exact ties at the boundary) or ``v = -inf`` (fewer than ``k`` finite scores); ``"random"`` also needs the
+random permutation when the band has more arms than free slots or two picks have equal scores
+(the pool's order is the index). In those cases, and only then, the selection is recomputed on
+all ``N`` arms: float64 ``top_k`` for ``v`` and one integer ``top_k`` over the keys (class, then
+the tie order). The fallback sits in a ``lax.while_loop`` that runs at most once, so under
+``vmap`` it costs nothing unless some member of the batch needs it. Float32 scores take the same
+path (the rounding is the identity); integer scores take the full path.
 """
 
 from __future__ import annotations
@@ -118,13 +139,61 @@ class TopK:
         blocks, n = score_shape("TopK", scores)
         self.check(blocks, n)
         scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
-        kth = jax.lax.top_k(scores, self.k)[0][:, -1:]
+        if not jnp.issubdtype(scores.dtype, jnp.floating):
+            return self._full(scores, key)
+        action, fallback = self._pooled(scores)
+
+        def full(carry: tuple[Array, Array]) -> tuple[Array, Array]:
+            # the barrier ties the inputs to the loop's state: XLA must not hoist the full selection out of the loop
+            inputs, key_in, _ = jax.lax.optimization_barrier((scores, key, carry[1]))
+            return self._full(inputs, key_in), jnp.asarray(False)
+
+        # at most one pass, and none unless the pool's check failed (under vmap: for some member of the batch)
+        return jax.lax.while_loop(lambda carry: carry[1], full, (action, fallback))[0]
+
+    def pool_size(self, num_arms: int) -> int:
+        """``P = min(N, 2 k + 16)``: the candidates per block that the float32 ``top_k`` keeps."""
+        return min(num_arms, 2 * self.k + 16)
+
+    def _classes(self, scores: Array, kth: Array) -> tuple[Array, Array]:
+        """Each score's class (2 above the band, 1 in it, 0 below) and the band's lower edge ``v - tol s``."""
         slack = jnp.where(jnp.isfinite(kth), self.tol * jnp.maximum(1.0, jnp.abs(kth)), 0.0)
         tier = jnp.where(scores > kth + slack, 2, jnp.where(scores >= kth - slack, 1, 0)).astype(jnp.int32)
+        return tier, kth - slack
+
+    def _lift(self, best_first: Array, n: int) -> Array:
+        blocks = best_first.shape[0]
+        return (best_first + n * jnp.arange(blocks, dtype=jnp.int32)[:, None]).reshape(-1).astype(jnp.int32)
+
+    def _pooled(self, scores: Array) -> tuple[Array, Array]:
+        """Steps 1-3 of the module docstring: the picks from the pool, and whether the full selection is needed."""
+        n = scores.shape[1]
+        pool = self.pool_size(n)
+        rounded, index = jax.lax.top_k(scores.astype(jnp.float32), pool)
+        # the pool best first, equal scores by index (the "index" rule's order)
+        neg, index = jax.lax.sort((-jnp.take_along_axis(scores, index, 1), index.astype(jnp.int32)), num_keys=2)
+        kth = -neg[:, self.k - 1 : self.k]
+        tier, low = self._classes(-neg, kth)
+        _, index, neg = jax.lax.sort((-tier, index, neg), num_keys=2)  # the classes, then the lowest index
+        neg, best_first = jax.lax.sort((neg[:, : self.k], index[:, : self.k]), num_keys=2)
+        fallback = jnp.asarray(False)
+        if pool < n:
+            # w by a reduction: a slice of top_k's values would stop XLA matching its fast TopK kernel
+            fallback = ~jnp.all(jnp.min(rounded, axis=1, keepdims=True) < low.astype(jnp.float32))
+        if self.tie_break == "random":
+            free = self.k - jnp.sum(tier == 2, axis=1)
+            fallback |= jnp.any(jnp.sum(tier == 1, axis=1) > free) | jnp.any(neg[:, 1:] == neg[:, :-1])
+        return self._lift(best_first, n), fallback
+
+    def _full(self, scores: Array, key: PRNGKey) -> Array:
+        """The selection on all ``N`` arms: float64 ``top_k`` for ``v``, one integer ``top_k`` over the keys."""
+        blocks, n = scores.shape
+        kth = jax.lax.top_k(scores, self.k)[0][:, -1:]
+        tier, _ = self._classes(scores, kth)
         order = tie_order(key, (blocks, n), self.tie_break)
         chosen = jax.lax.top_k(tier * n + order, self.k)[1]
         # best first; equal scores keep the tie rule's priority (top_k returns them in that order)
         best_first = jnp.take_along_axis(
             chosen, jnp.argsort(-jnp.take_along_axis(scores, chosen, 1), 1, stable=True), 1
         )
-        return (best_first + n * jnp.arange(blocks, dtype=jnp.int32)[:, None]).reshape(-1).astype(jnp.int32)
+        return self._lift(best_first, n)
