@@ -32,7 +32,7 @@ class Part:
 
     @property
     def path(self) -> str:
-        """A relative file path naming the part: one folder per point label, then the run block."""
+        """The part's relative file path, one folder per point label and then the run block."""
         labels = [re.sub(r"[^A-Za-z0-9.=-]+", "_", str(label)).strip("_") or "_" for label in self.point]
         return "/".join([*labels, f"runs-{self.start}-{self.stop}"])
 
