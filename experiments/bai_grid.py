@@ -16,6 +16,7 @@ errors, paired differences against the reference algorithm, pulls and seconds), 
 
 from __future__ import annotations
 
+import functools
 import pathlib
 import re
 from collections.abc import Callable, Sequence
@@ -126,14 +127,25 @@ class BAIGrid(Grid):
     block: int
     policies: tuple[str, ...] | None = None
 
-    def cells(self) -> dict[str, Cell]:
-        """The experiment's cells by slug."""
+    @functools.cached_property
+    def _cells(self) -> dict[str, Cell]:
         return {cell.slug: cell for cell in self.experiment.cells(self.quick)}
 
+    @functools.cached_property
+    def _algorithms(self) -> dict[str, dict[str, Any]]:
+        named = {slug: self.experiment.algorithms(cell, self.quick) for slug, cell in self._cells.items()}
+        return {
+            slug: {k: v for k, v in algs.items() if self.policies is None or k in self.policies}
+            for slug, algs in named.items()
+        }
+
+    def cells(self) -> dict[str, Cell]:
+        """The experiment's cells by slug, built once per grid (a cell may load a data set)."""
+        return self._cells
+
     def algorithms(self, cell: Cell) -> dict[str, Any]:
-        """The cell's algorithms, restricted to ``policies`` when given."""
-        named = self.experiment.algorithms(cell, self.quick)
-        return {k: v for k, v in named.items() if self.policies is None or k in self.policies}
+        """The cell's algorithms, restricted to ``policies`` when given, built once per grid."""
+        return self._algorithms[cell.slug]
 
     def parts(self) -> list[Part]:
         """Every (cell, algorithm)'s replications in blocks of ``block``."""

@@ -146,10 +146,10 @@ MANIFEST = "run.json"
 _GRID_FLAGS = ("workers", "scheduler", "shard", "block")
 
 
-def _grid_options(args: argparse.Namespace, module: object) -> dict[str, Any] | str:
-    """The grid keywords for ``module.run`` from the flags, or the message that refuses them."""
+def _grid_options(args: argparse.Namespace, made_of_parts: bool) -> dict[str, Any] | str:
+    """The grid keywords for the experiment's ``run`` from the flags, or the message that refuses them."""
     given = [flag for flag in _GRID_FLAGS if getattr(args, flag) is not None]
-    if "client" not in inspect.signature(module.run).parameters:  # type: ignore[attr-defined]
+    if not made_of_parts:
         if given:
             flags = ", ".join(f"--{flag}" for flag in given)
             return f"experiment {args.experiment!r} is not made of parts and runs in one process; drop {flags}"
@@ -299,8 +299,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         options["policies"] = [name.strip() for name in args.policies.split(",") if name.strip()]
+    made_of_parts = "client" in inspect.signature(module.run).parameters  # the grid experiments take a client
     try:
-        grid = _grid_options(args, module)
+        grid = _grid_options(args, made_of_parts)
     except BayesBanditError as exc:
         grid = str(exc)
     if isinstance(grid, str):
@@ -312,11 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     if not leader:  # process 0 of the JAX job writes the results; this one's go to a folder removed at exit
         out = Path(tempfile.mkdtemp(prefix="bayesbandit-"))
         atexit.register(shutil.rmtree, out, ignore_errors=True)
-    if "client" in inspect.signature(module.run).parameters:
-        manifest = {
-            "experiment": args.experiment,
-            "options": {**options, **{k: v for k, v in grid.items() if k == "block"}},
-        }
+    if made_of_parts:
+        block = {"block": grid["block"]} if "block" in grid else {}
+        manifest = {"experiment": args.experiment, "options": {**options, **block}}
         (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     try:
         client = _client(args)  # None unless --workers or --scheduler, which only grids accept

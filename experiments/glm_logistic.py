@@ -36,6 +36,7 @@ Results are thinned for storage (cumulative regret at 500 evenly spaced rounds p
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,22 +117,26 @@ class Figure1(Grid):
     quick: bool
     block: int
 
+    @functools.cached_property
+    def _policies(self) -> dict[tuple[int, str], Any]:
+        """Each (d, policy name) point's policy, built once per grid (and sent with it to workers)."""
+        return {(d, name): row[0] for d in self.dims for name, row in policies(d, self.horizon).items()}
+
     def parts(self) -> list[Part]:
         """Every (d, policy) point's runs in blocks of ``block``."""
-        return plan([(d, name) for d in self.dims for name in policies(d, self.horizon)], self.runs, self.block)
+        return plan(list(self._policies), self.runs, self.block)
 
     def settings(self, part: Part) -> dict[str, int | str]:
         """The horizon, seed, quick mode and the policy's ``repr`` (its parameters, solver included)."""
-        d, name = part.point
-        policy = policies(int(d), self.horizon)[str(name)][0]
+        policy = self._policies[(int(part.point[0]), str(part.point[1]))]
         return {"horizon": self.horizon, "seed": self.seed, "quick": int(self.quick), "policy": repr(policy)}
 
     def __call__(self, part: Part) -> xr.Dataset:
         """The part's runs of its policy, thinned."""
-        enable_x64()  # Newton's method needs float64 (worker processes start without it)
+        enable_x64()  # Newton's method needs float64, whoever calls the grid
         d, name = int(part.point[0]), str(part.point[1])
         env = LogisticBandit(K=K, d=d, theta_cov="paper")
-        policy = policies(d, self.horizon)[name][0]
+        policy = self._policies[(d, name)]
         options = QUICK_COMPILER_OPTIONS if self.quick else None
         ds = simulate(
             {name: policy},
