@@ -221,8 +221,8 @@ def local_cluster(workers: int = 2, *, threads_per_worker: int = 1, env: Mapping
     Workers are started with ``spawn`` (never ``fork``: JAX is multithreaded and a forked child of
     a process that has started JAX can hang) and each runs one task at a time, so ``workers``
     JAX processes share the cores; with ``workers`` equal to the number of cores every part has
-    one core. Close it with ``client.close(); client.cluster.close()``, or use it as a context
-    manager (``with local_cluster(2) as client:``), which closes both.
+    one core. The client owns its cluster: ``client.close()``, or leaving
+    ``with local_cluster(2) as client:``, stops the workers too.
 
     Parameters
     ----------
