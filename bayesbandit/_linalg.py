@@ -16,7 +16,9 @@ leading axes) whose work reaches jaxlib's threshold is cut into consecutive piec
 (``lax.map`` over pieces, each one batched call). A piece runs entirely in the thread that
 calls it, so no thread ever waits on the pool, whatever the device count, pool size or
 schedule. Below the threshold (the usual case: 100 Cholesky factors of 10 x 10) the program is
-the one a plain ``vmap`` gives.
+the one a plain ``vmap`` gives. The pieces are the CPU lowering only
+(:func:`jax.lax.platform_dependent`): on a GPU the whole batch is one call, as with ``vmap``
+(pieces there would run one after another: 10,000 runs' factors in 17 sequential calls).
 
 How: each function is a :func:`jax.custom_batching.custom_vmap` whose batching rule moves the
 batch axis to the front and calls the function again, so nested ``vmap`` s reach the
@@ -70,8 +72,19 @@ def piece_size(cost_per_matrix: int) -> int:
     return max(1, (FAN_OUT_WORK - 1) // max(1, int(cost_per_matrix)))
 
 
-def _in_pieces(raw: Callable, core_ndims: Sequence[int], cost: Cost, args: tuple) -> Any:
-    """``raw`` (defined on unbatched arrays) over the leading batch axes of ``args``, in pieces."""
+SMALL_ON_ACCELERATORS = 16
+"""Largest ``n`` whose Cholesky factors and triangular solves run unrolled on accelerators (module docstring)."""
+
+
+def _in_pieces(raw: Callable, core_ndims: Sequence[int], cost: Cost, args: tuple, small: Callable | None) -> Any:
+    """``raw`` (defined on unbatched arrays) over the leading batch axes of ``args``, in pieces on CPU.
+
+    ``small`` (batched over leading axes) replaces it off CPU for ``n <= SMALL_ON_ACCELERATORS``.
+    """
+    if small is not None and args[0].shape[-1] <= SMALL_ON_ACCELERATORS:
+        return jax.lax.platform_dependent(
+            *args, cpu=lambda *xs: _in_pieces(raw, core_ndims, cost, xs, None), default=small
+        )
     batch_shape = args[0].shape[: args[0].ndim - core_ndims[0]]
     if not batch_shape:
         return raw(*args)
@@ -80,17 +93,21 @@ def _in_pieces(raw: Callable, core_ndims: Sequence[int], cost: Cost, args: tuple
     size = piece_size(cost(*(a.shape[1:] for a in flat)))
     if n <= size:
         out = jax.vmap(raw)(*flat)
-    else:
-        out = jax.lax.map(lambda xs: raw(*xs), flat, batch_size=size)
+    else:  # the pieces on CPU only: accelerators have no such pool, and run the whole batch at once
+        out = jax.lax.platform_dependent(
+            *flat,
+            cpu=lambda *xs: jax.lax.map(lambda x: raw(*x), xs, batch_size=size),
+            default=lambda *xs: jax.vmap(raw)(*xs),
+        )
     return jax.tree.map(lambda o: o.reshape((*batch_shape, *o.shape[1:])), out)
 
 
-def _batch_safe(raw: Callable, core_ndims: Sequence[int], cost: Cost) -> Callable:
+def _batch_safe(raw: Callable, core_ndims: Sequence[int], cost: Cost, small: Callable | None = None) -> Callable:
     """``raw`` as a function whose batches (vmap or leading axes) stay below :data:`FAN_OUT_WORK`."""
 
     @custom_vmap
     def op(*args: Array) -> Any:
-        return _in_pieces(raw, core_ndims, cost, args)
+        return _in_pieces(raw, core_ndims, cost, args, small)
 
     @op.def_vmap
     def _rule(axis_size: int, in_batched: Sequence[bool], *args: Array) -> tuple[Any, Any]:
@@ -101,8 +118,47 @@ def _batch_safe(raw: Callable, core_ndims: Sequence[int], cost: Cost) -> Callabl
     return op
 
 
+def _small_cholesky(a: Array) -> Array:
+    """Lower Cholesky factor of ``(a + a^T) / 2`` (as ``jnp.linalg.cholesky``), column by column as array
+    expressions over the leading axes: a batch of small factors in a few fused kernels on an accelerator."""
+    n = a.shape[-1]
+    a = 0.5 * (a + jnp.swapaxes(a, -1, -2))
+    below = jnp.arange(n)
+    factor = jnp.zeros_like(a)
+    for j in range(n):
+        column = a[..., :, j]
+        if j:
+            column = column - jnp.einsum("...ik,...k->...i", factor[..., :, :j], factor[..., j, :j])
+        column = column / jnp.sqrt(column[..., j : j + 1])
+        factor = factor.at[..., :, j].set(jnp.where(below >= j, column, 0.0))
+    return factor
+
+
+def _small_triangular(a: Array, b: Array, *, lower: bool, trans: str = "N") -> Array:
+    """``solve_triangular`` by substitution as array expressions over the leading axes (see above)."""
+    m = jnp.swapaxes(a, -1, -2) if trans == "T" else a
+    forward = lower != (trans == "T")  # the matrix solved with is lower triangular
+    n = a.shape[-1]
+    vector = b.ndim == a.ndim - 1
+    rhs = b[..., None] if vector else b
+    x: list[Any] = [None] * n
+    for i in range(n) if forward else range(n - 1, -1, -1):
+        r = rhs[..., i, :]
+        for j in range(i) if forward else range(i + 1, n):
+            r = r - m[..., i, j, None] * x[j]
+        x[i] = r / m[..., i, i, None]
+    out = jnp.stack(x, axis=-2)
+    return out[..., 0] if vector else out
+
+
 def _differentiable(
-    raw: Callable, core_ndims: Sequence[int], out_ndim: int, cost: Cost, *, backward_cost: Cost
+    raw: Callable,
+    core_ndims: Sequence[int],
+    out_ndim: int,
+    cost: Cost,
+    *,
+    backward_cost: Cost,
+    small: Callable | None = None,
 ) -> Callable:
     """:func:`_batch_safe` of a one-output ``raw``, with a reverse-mode derivative cut the same way.
 
@@ -110,7 +166,7 @@ def _differentiable(
     and batched like the forward pass; ``backward_cost`` bounds each LAPACK call in it (``raw``
     again, then triangular solves: Cholesky's derivative solves with an (n, n) right-hand side).
     """
-    forward = _batch_safe(raw, core_ndims, cost)
+    forward = _batch_safe(raw, core_ndims, cost, small)
     backward = _batch_safe(
         lambda *args_and_cotangent: jax.vjp(raw, *args_and_cotangent[:-1])[1](args_and_cotangent[-1]),
         (*core_ndims, out_ndim),
@@ -165,7 +221,9 @@ def _qr(x: tuple[int, ...]) -> int:
 
 
 # Cholesky's derivative solves with the factor and an (n, n) right-hand side.
-_cholesky = _differentiable(jnp.linalg.cholesky, (2,), 2, _potrf, backward_cost=lambda a: _trsm(a, a))
+_cholesky = _differentiable(
+    jnp.linalg.cholesky, (2,), 2, _potrf, backward_cost=lambda a: _trsm(a, a), small=_small_cholesky
+)
 
 
 def cholesky(a: Array) -> Array:
@@ -190,7 +248,8 @@ def _rhs_ndim(a: Array, b: Array) -> int:
 @cache
 def _triangular(lower: bool, trans: str, rhs_ndim: int) -> Callable:
     raw = partial(jax.scipy.linalg.solve_triangular, lower=lower, trans=trans)
-    return _differentiable(raw, (2, rhs_ndim), rhs_ndim, _trsm, backward_cost=_trsm)
+    small = partial(_small_triangular, lower=lower, trans=trans)
+    return _differentiable(raw, (2, rhs_ndim), rhs_ndim, _trsm, backward_cost=_trsm, small=small)
 
 
 def solve_triangular(a: Array, b: Array, *, lower: bool, trans: str = "N") -> Array:
@@ -201,8 +260,13 @@ def solve_triangular(a: Array, b: Array, *, lower: bool, trans: str = "N") -> Ar
     return _triangular(bool(lower), trans, _rhs_ndim(a, b))(a, b)
 
 
+def _small_cho_solve(c: Array, b: Array) -> Array:
+    return _small_triangular(c, _small_triangular(c, b, lower=True), lower=True, trans="T")
+
+
 _CHO_SOLVE = {
-    ndim: _batch_safe(lambda c, b: jax.scipy.linalg.cho_solve((c, True), b), (2, ndim), _trsm) for ndim in (1, 2)
+    ndim: _batch_safe(lambda c, b: jax.scipy.linalg.cho_solve((c, True), b), (2, ndim), _trsm, _small_cho_solve)
+    for ndim in (1, 2)
 }
 
 

@@ -25,9 +25,8 @@ Sections of the report:
 2. **Ratio to C**: microseconds per round-run of ``bb.simulate`` (its ``run_time``, compile
    excluded; runs vmapped) and of the C loop (runs one after another on one core), interleaved
    repetitions, medians; wall time and process CPU time, and the ratios bayesbandit / C.
-3. **Runs**: per round-run cost of ``simulate`` for ``R = 1, 10, 100, 1,000, 10,000`` runs, for
-   full-history and online GLM-TSL and LinTS, with the C loop's at the same sizes; the horizon is
-   shortened for large ``R`` (stated per row) so each point takes seconds.
+The cost against the number of runs, at one horizon for every run count, is
+``benchmarks/bench_runs.py``'s.
 
 Usage, from the repository root: ``python -m benchmarks.bench_c_reference [--quick] [--out-dir DIR]``.
 """
@@ -68,9 +67,6 @@ POLICIES = {
     "GLM-TSL full": bb.GLMTSL(logistic(), a=1.0),
     "GLM-TSL online": bb.GLMTSL(logistic(), a=1.0, history="online"),
 }
-SWEEP_POLICIES = {**POLICIES, "LinTS": bb.LinTS()}
-RUNS = (1, 10, 100, 1_000, 10_000)
-MIN_ROUNDS = 20
 TARGET_RATIO = 2.0  # the project's target: bayesbandit within 2x of the C loop (CPU time per round-run)
 
 
@@ -250,39 +246,6 @@ def ratios(lib: ctypes.CDLL | None, runs: int, horizon: int, reps: int) -> tuple
     return rows, load
 
 
-def sweep_points(runs_list: tuple[int, ...], budget: int) -> list[tuple[int, int]]:
-    """(runs, rounds) of each point: 2,000 rounds, shortened to ``budget`` round-runs in all (at least
-    ``MIN_ROUNDS``), and 100 runs at the shortest horizon used (what the horizon alone changes)."""
-    points = [(runs, int(min(2_000, max(MIN_ROUNDS, budget // runs)))) for runs in runs_list]
-    shortest = min(rounds for _, rounds in points)
-    if (100, shortest) not in points:
-        points.append((100, shortest))
-    return points
-
-
-def runs_sweep(lib: ctypes.CDLL | None, points: list[tuple[int, int]]) -> list[list[str]]:
-    """Per round-run cost of simulate (the second call: its ``run_time`` and CPU time) and of the C loop."""
-    rows = []
-    for runs, horizon in points:
-        work = runs * horizon
-        row = [f"{runs:,}", f"{horizon:,}", f"{os.getloadavg()[0]:.1f}"]
-        for policy in SWEEP_POLICIES.values():
-            bb_run(policy, runs, horizon)  # compiles (unless an earlier section did)
-            out = bb_run(policy, runs, horizon)
-            row.append(f"{out['wall'] / work * 1e6:.2f} / {out['cpu'] / work * 1e6:.2f}")
-        if lib is not None:
-            arms, theta = instances(runs)
-        for policy in POLICIES.values():
-            if lib is None:
-                row.append("skipped")
-            else:
-                ref = c_run(lib, policy, arms, theta, horizon)
-                row.append(f"{ref['wall'] / work * 1e6:.2f} / {ref['cpu'] / work * 1e6:.2f}")
-        rows.append(row)
-        print(rows[-1], flush=True)
-    return rows
-
-
 def _load(values: tuple[float, ...]) -> str:
     return ", ".join(f"{v:.2f}" for v in values)
 
@@ -303,13 +266,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer runs, rounds and repetitions (under 3 minutes)")
     parser.add_argument("--out-dir", default=RESULTS, help="where the markdown report is written")
     args = parser.parse_args(argv)
-    runs_list: tuple[int, ...]
     if args.quick:
         check_runs, check_horizon, time_runs, time_horizon, reps = 20, 500, 100, 500, 3
-        runs_list, budget = (1, 100, 1_000), 20_000
     else:
         check_runs, check_horizon, time_runs, time_horizon, reps = 200, 2_000, 100, 2_000, 5
-        runs_list, budget = RUNS, 100_000
     header = machine_info()
     warm_up_jax()
     with tempfile.TemporaryDirectory() as build_dir:
@@ -317,7 +277,6 @@ def main(argv: list[str] | None = None) -> None:
         print(lib_text, flush=True)
         agree = agreement(lib, check_runs, check_horizon) if lib is not None else []
         speed, load = ratios(lib, time_runs, time_horizon, reps)
-        sweep = runs_sweep(lib, sweep_points(runs_list, budget))
     lines = [
         "# GLM-TSL: bayesbandit against a hand-written C loop",
         "",
@@ -373,21 +332,6 @@ def main(argv: list[str] | None = None) -> None:
                 f"target: CPU ratio <= {TARGET_RATIO:g}",
             ],
             speed,
-        ),
-        "",
-        "## Cost against runs",
-        "",
-        "Microseconds per round-run against the number of runs R, wall / process CPU time. bayesbandit: the second "
-        "`bb.simulate` call of the point (the first compiles), its `run_time` / the CPU time of the call; C: one call. "
-        "Horizon: 2,000 "
-        f"rounds, shortened to {budget:,} round-runs in all for large R (at least {MIN_ROUNDS} rounds) so each point "
-        f"takes seconds; the first {D} rounds explore, and early rounds take more Newton steps, so the row of 100 runs "
-        "at the shortest horizon shows what the horizon alone changes. The C loop plays the runs one after another: "
-        "its cost per round-run does not depend on R. Load: the 1-minute load average when the point started.",
-        "",
-        md_table(
-            ["runs", "rounds", "load", *(f"bb {n}" for n in SWEEP_POLICIES), *(f"C {n}" for n in POLICIES)],
-            sweep,
         ),
     ]
     print(write_results("bench_c_reference", args.quick, "\n".join(lines), args.out_dir))

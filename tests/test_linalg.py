@@ -272,3 +272,40 @@ def test_jaxlib_batched_svd_under_two_host_devices_deadlocks(fresh_process):
     with pytest.raises(AssertionError, match="never finished") as stopped:
         fresh_process.result("two_devices_jaxlib_svd", "test_linalg.py:jaxlib_svd_on_two_devices")
     assert "Timeout" in str(stopped.value)
+
+
+def test_small_factors_and_solves_equal_lapack():
+    """The unrolled forms used on accelerators compute what JAX's LAPACK calls compute, to rounding."""
+    rng = np.random.default_rng(3)
+    for n in (1, 4, 10):
+        m = rng.normal(size=(6, n, n))
+        spd = m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+        chol = np.linalg.cholesky(spd)
+        np.testing.assert_allclose(linalg._small_cholesky(jnp.asarray(spd)), chol, rtol=1e-12, atol=1e-12)
+        for lower in (True, False):
+            tri = chol if lower else np.swapaxes(chol, -1, -2)
+            for trans in ("N", "T"):
+                for rhs in (rng.normal(size=(6, n)), rng.normal(size=(6, n, 3))):
+                    expected = jax.vmap(
+                        lambda a, b, lower=lower, trans=trans: jax.scipy.linalg.solve_triangular(
+                            a, b, lower=lower, trans=trans
+                        )
+                    )(tri, rhs)
+                    got = linalg._small_triangular(jnp.asarray(tri), jnp.asarray(rhs), lower=lower, trans=trans)
+                    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+    assert np.isnan(linalg._small_cholesky(-jnp.eye(3))).any()  # not positive definite: NaN, as LAPACK's
+
+
+@pytest.mark.parametrize("platform, library_calls", [("cuda", 0), ("cpu", 1)])
+def test_small_batches_on_accelerators_are_unrolled(platform, library_calls):
+    """Lowered for a GPU, 5,000 factors and solves of 10 x 10 make no library call and no loop (pieces or
+    cuSOLVER's per-matrix kernels); lowered for the CPU they are LAPACK calls, cut in pieces."""
+    spd = jnp.broadcast_to(2.0 * jnp.eye(10), (5_000, 10, 10))
+
+    def factor_and_solve(a):
+        c = linalg.cholesky(a)
+        return linalg.cho_solve(c, a[:, 0]), linalg.solve_triangular(c, a[:, 1], lower=True, trans="T")
+
+    text = jax.export.export(jax.jit(jax.vmap(factor_and_solve)), platforms=[platform])(spd).mlir_module()
+    assert ("custom_call" in text) == bool(library_calls)
+    assert ("while" in text) == bool(library_calls)

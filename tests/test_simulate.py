@@ -10,7 +10,8 @@ from bayesbandit.models import logistic
 
 import bayesbandit as bb
 from bayesbandit import envs
-from bayesbandit.sim import cumulative_regret, init_run, summary_markdown
+from bayesbandit.sim import cumulative_regret, init_run, scan, summary_markdown
+from bayesbandit.sim.scan import run_blocks
 
 ENV = envs.LinearBandit(K=8, d=3, noise=0.5)
 H = 200  # one horizon and run count throughout, so compiled executables are reused
@@ -123,6 +124,29 @@ def test_chunking_does_not_change_results(results):
     a = bb.simulate(bb.LinTS(v=0.5), ENV, num_chunks=7, **kwargs)  # 7 chunks of 29, the last one padded
     np.testing.assert_array_equal(a.action.values[0], results.action.sel(policy="ts").values)
     assert a.sizes["round"] == H
+
+
+@pytest.mark.parametrize(
+    "runs, devices, block, expected", [(7, 1, 3, (3, 3)), (7, 1, None, (1, 7)), (10, 2, 2, (3, 2))]
+)
+def test_run_blocks_are_balanced(runs, devices, block, expected):
+    count, size = run_blocks(runs, devices, block)
+    assert (count, size) == expected
+    assert devices * count * size >= runs and devices * count * size - runs < devices * count
+
+
+def test_runs_in_blocks_give_the_same_results(monkeypatch):
+    """A CPU device playing its runs in blocks (7 runs: 3 blocks of 3, two runs padded) plays the same runs."""
+    kwargs = dict(horizon=30, runs=7, seed=2, progress=False)
+    policy = bb.GLMTSL(logistic(), a=1.0)
+    env = envs.LogisticBandit(K=6, d=3)
+    whole = bb.simulate(policy, env, **kwargs)
+    monkeypatch.setattr(scan, "CPU_BLOCK", 3)
+    blocks = bb.simulate(policy, env, **kwargs)
+    assert blocks.compile_time.item() > 0  # its own executable, not the one-batch program's
+    np.testing.assert_array_equal(blocks.action.values, whole.action.values)
+    np.testing.assert_allclose(blocks.regret.values, whole.regret.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(blocks.not_converged.values, whole.not_converged.values)
 
 
 @pytest.mark.parametrize("policy", [bb.GLMTSL(logistic(), a=1.0), bb.LinTS()], ids=["tsl", "lints"])

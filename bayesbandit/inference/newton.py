@@ -41,10 +41,18 @@ region ``quadratic_stop`` relies on); a full step near the MAP often overshoots 
 along ``d`` by a little, which the first test alone would reject. Off convexity the trial is
 accepted by Armijo's condition on the value from the same derivative pass. A lane stops when
 the decrement at its accepted point is ``<= tol``, with the factor of the Hessian there (never
-stale); a rejected trial ends its fixed steps, and the loop above continues every lane not stopped from
-its last accepted point (its value, unknown on a convex potential, computed there). The
-estimator is the same (the MAP to ``tol``, the factor at it); a warm-started refit usually
-stops within the fixed steps, so a vmapped batch makes no loop trip at all.
+stale); a rejected trial is retried a quarter as far in the next fixed step, and the loop above
+continues every lane not stopped from its last accepted point (its value, unknown on a convex
+potential, computed there). The estimator is the same (the MAP to ``tol``, the factor at it); a
+warm-started refit usually stops within the fixed steps, so a vmapped batch makes no loop trip at all.
+
+**Fixed effort** (``loop=False``). The fixed steps alone: every lane makes exactly ``m``
+derivative evaluations, so a vmapped solve has no ``while_loop`` and no trip count that differs
+across lanes (on a GPU, a loop's every trip waits for the host to read its condition). With
+``quadratic_stop``, a lane whose last decrement puts the next Newton step provably within
+``tol`` (the bound above) takes that step without evaluating there. A lane still not within
+``tol`` keeps its last accepted point and the factor there and reports ``converged = False``;
+a bandit's next refit starts from it.
 
 The derivatives come from ``derivatives`` when given (the GLM fast path of
 :mod:`bayesbandit.inference.linear_predictor`), else from a forward-over-reverse pass over
@@ -105,19 +113,22 @@ class _Carry(NamedTuple):
     restarted: Array  # the solve went back to ``restart`` after reaching the cap
 
 
-def unrolled_while(cond: Callable[[C], Array], body: Callable[[C], C], init: C, unrolled: int) -> C:
+def unrolled_while(
+    cond: Callable[[C], Array], body: Callable[[C], C], init: C, unrolled: int, loop: bool = True
+) -> C:
     """``lax.while_loop(cond, body, init)`` with its first ``unrolled`` trips as straight-line code.
 
     Each unrolled trip keeps the old carry where ``cond`` is false, which is what a vmapped
     ``while_loop`` does to a lane that has stopped; the loop then runs while some lane is still
     going. The result is the loop's; a vmapped batch whose lanes all stop within ``unrolled``
     iterations makes no loop trip, at the price of computing every unrolled iteration in every lane.
+    ``loop=False``: the unrolled trips alone (at most ``unrolled`` iterations, no ``while_loop``).
     """
     c = init
     for _ in range(unrolled):
         go = cond(c)
         c = jax.tree.map(lambda new, old, go=go: jnp.where(go, new, old), body(c), c)
-    return jax.lax.while_loop(cond, body, c)
+    return jax.lax.while_loop(cond, body, c) if loop else c
 
 
 def _line_search(
@@ -167,6 +178,7 @@ def newton_minimize(
     factor0: Array | None = None,
     restart: Array | None = None,
     fixed_steps: int = 0,
+    loop: bool = True,
 ) -> NewtonResult:
     """Minimise a twice-differentiable scalar function by damped Newton steps.
 
@@ -204,6 +216,10 @@ def newton_minimize(
         Steps taken as straight-line code before the loop (static): the module docstring's
         fixed-effort start, each one derivative evaluation (counted in ``info.num_steps``; the
         chord step's gradient is not). ``0``: the loop alone.
+    loop : bool
+        ``False``: the solve is the ``fixed_steps`` alone, with no ``while_loop`` (module
+        docstring); ``restart`` is not used, and ``quadratic_stop`` takes the last step's
+        Newton step when its successor is provably within ``tol``.
 
     Returns
     -------
@@ -256,9 +272,21 @@ def newton_minimize(
     def cond(c: _Carry) -> Array:
         return (c.i < max_steps) & ~c.done & ~c.failed
 
+    if not loop:
+        if not fixed_steps:
+            raise ValueError("newton_minimize: loop=False needs fixed_steps >= 1 (the solve is the fixed steps alone)")
+        c, step = _fixed_steps(evaluate, derivatives, theta0, factor0, fixed_steps, max_steps, tol, positive_definite)
+        theta, done = c.theta, c.done
+        if quadratic_stop:  # the last step's successor provably within tol: take it, without evaluating there
+            lam = jnp.sqrt(2.0 * jnp.maximum(c.decrement, 0.0))
+            predicted = 2.0 * c.decrement**2 / (1.0 - jnp.minimum(lam, 0.5)) ** 4
+            blind = ~done & ~c.failed & (lam < 0.25) & (predicted <= tol) & jnp.all(jnp.isfinite(step))
+            theta, done = jnp.where(blind, theta + step, theta), done | blind
+        converged = done & jnp.all(jnp.isfinite(theta))
+        return NewtonResult(theta, c.chol, NewtonInfo(c.steps, c.grad_norm, c.decrement, converged))
     value_restart = None if restart is None else fn(jnp.asarray(restart, dtype))
     if fixed_steps:
-        init = _fixed_steps(evaluate, derivatives, theta0, factor0, fixed_steps, max_steps, tol, positive_definite)
+        init = _fixed_steps(evaluate, derivatives, theta0, factor0, fixed_steps, max_steps, tol, positive_definite)[0]
     else:
         value0 = fn(theta0)
         if factor0 is not None:  # a chord step: the given factor, the gradient alone (the Hessian is not used)
@@ -285,22 +313,24 @@ def _fixed_steps(
     max_steps: int,
     tol: ArrayLike,
     convex: bool,
-) -> _Carry:
-    """The fixed-effort start of :func:`newton_minimize` (module docstring): the loop's initial carry.
+) -> tuple[_Carry, Array]:
+    """The fixed-effort start of :func:`newton_minimize` (module docstring): the loop's initial carry, and
+    the Newton step at its point.
 
-    Each of the ``fixed_steps`` steps moves by the current direction (the chord step first when
-    ``factor0`` is given, then Newton steps) and evaluates the derivatives at the trial point
-    once. On a convex potential the trial is accepted by the Armijo test in its gradient form
-    ``g(trial)^T d <= c g^T d`` or in the region of quadratic convergence (``lambda^2 < 1/16``),
-    so no value is computed; otherwise by the Armijo test on the value of the same pass. A lane
-    that has stopped, or whose trial is rejected, keeps its point: the loop continues it from there.
+    Each of the ``fixed_steps`` steps tries ``s`` times the current direction (the chord step first
+    when ``factor0`` is given, then Newton steps; ``s = 1`` after a move) and evaluates the
+    derivatives at the trial point once. On a convex potential the trial is accepted by the Armijo
+    test in its gradient form ``g(trial)^T d <= c g^T d`` or in the region of quadratic convergence
+    (``lambda^2 < 1/16``), so no value is computed; otherwise by the Armijo test on the value of the
+    same pass. A rejected trial keeps the point and quarters ``s`` for the next step (backtracking
+    spread over the fixed steps); a lane whose ``s`` falls below ``1e-9`` has failed. A lane not
+    stopped keeps its last accepted point: the loop, if any, continues it from there.
     """
     dtype = theta0.dtype
-    p = theta0.shape[0]
     if factor0 is not None:  # the chord step's direction: the gradient alone (its Hessian is not used)
         value, grad, _ = derivatives(theta0)
         step = -cho_solve(factor0, grad)
-        e = _Evaluation(value, grad, jnp.zeros((p, p), dtype), step, jnp.dot(grad, step), jnp.isfinite(value))
+        e = _Evaluation(value, grad, factor0, step, jnp.dot(grad, step), jnp.isfinite(value))
         going = (convex | e.finite) & jnp.all(jnp.isfinite(grad)) & jnp.all(jnp.isfinite(step)) & (e.slope < 0)
         done, steps, decrement = jnp.asarray(False), jnp.asarray(0, jnp.int32), jnp.asarray(jnp.inf, dtype)
     else:
@@ -308,24 +338,27 @@ def _fixed_steps(
         decrement = -0.5 * e.slope
         done = e.finite & (decrement <= tol)
         going, steps = e.finite & ~done, jnp.asarray(1, jnp.int32)
-    theta = theta0
+    theta, scale, failed = theta0, jnp.ones((), dtype), jnp.asarray(False)
     for _ in range(fixed_steps):
         going = going & (steps < max_steps)
-        trial = theta + e.step
+        trial = theta + scale * e.step
         new = evaluate(trial)
         if convex:  # Armijo's descent by convexity, or the trial in the region of quadratic convergence
             accept = new.finite & ((jnp.dot(new.grad, e.step) <= _ARMIJO * e.slope) | (-new.slope < _QUADRATIC))
         else:
-            accept = new.finite & (new.value <= e.value + _ARMIJO * e.slope)
+            accept = new.finite & (new.value <= e.value + _ARMIJO * scale * e.slope)
         steps = steps + going.astype(jnp.int32)
         move = going & accept
         theta = jnp.where(move, trial, theta)
         e = jax.tree.map(lambda a, b, move=move: jnp.where(move, a, b), new, e)
         decrement = jnp.where(move, -0.5 * new.slope, decrement)
         done = done | (move & (decrement <= tol))
-        going = move & ~done
+        # A rejected trial is retried a quarter as far along the same direction (backtracking).
+        scale = jnp.where(move, 1.0, jnp.where(going, 0.25 * scale, scale))
+        failed = failed | (going & ~move & (scale < _MIN_SCALE))
+        going = going & ~done & ~failed
     value = jnp.full((), jnp.nan, dtype) if convex else e.value
-    return _Carry(
+    carry = _Carry(
         steps,
         theta,
         value,
@@ -333,7 +366,8 @@ def _fixed_steps(
         jnp.linalg.norm(e.grad),
         decrement,
         done,
-        jnp.asarray(False),
+        failed,
         steps,
         jnp.asarray(False),
     )
+    return carry, e.step

@@ -74,6 +74,7 @@ def rank_one_laplace(
     max_steps: int,
     tol: float,
     fixed_steps: int = 0,
+    loop: bool = True,
 ) -> NewtonResult:
     """MAP and Hessian factor of ``N(mean, (chol chol^T)^{-1})`` times one row's likelihood (module docstring).
 
@@ -94,6 +95,9 @@ def rank_one_laplace(
         Iterations after the first evaluation run as straight-line code, masked where the solve
         has stopped, before the loop (static): as in :func:`bayesbandit.inference.newton_minimize`,
         the same iterates, and a vmapped loop makes no trip when every lane stops within them.
+    loop : bool
+        ``False``: the first evaluation and the ``fixed_steps`` iterations alone, no loop; a
+        solve not stopped by then reports ``converged = False``.
     """
     x, y, w = row
     j = predictor_jacobian(bound, x)[0]
@@ -127,7 +131,7 @@ def rank_one_laplace(
     at_zero = moments(zero)
     g0 = at_zero[0]
     first = evaluate(jnp.asarray(0, jnp.int32), zero, at_zero, jnp.minimum(zero, g0), jnp.maximum(zero, g0))
-    c = unrolled_while(cond, body, first, fixed_steps)
+    c = unrolled_while(cond, body, first, fixed_steps, loop)
     theta = mean + c.sigma * u
     new_chol = cholesky(chol @ chol.T + c.curvature * jnp.outer(j, j))
     converged = c.done & jnp.all(jnp.isfinite(theta)) & jnp.all(jnp.isfinite(new_chol))
