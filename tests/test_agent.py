@@ -2,6 +2,7 @@
 
 import os
 
+import jax
 import numpy as np
 import pytest
 from _asserts import assert_trees_equal
@@ -189,3 +190,27 @@ def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
     on_demand = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0, compile_ahead=False)
     assert play_slowly(on_demand, 20, np.random.default_rng(5)) == ahead_actions
     assert_trees_equal(ahead.state, on_demand.state)
+
+
+@pytest.mark.parametrize("contextual", [False, True], ids=["fixed", "contextual"])
+def test_update_info_is_the_policys_own(contextual):
+    """The compiled update returns its Info packed in one buffer; the agent's ``last_update_info`` is
+    that Info, leaf for leaf, as the policy's own ``update`` makes it (row buffers growing included)."""
+    bb.runtime.enable_x64()
+    policy = bb.GLMTSL(logistic(), a=1.0)
+    agent = bb.Agent(policy, d=3, seed=1, capacity=4) if contextual else bb.Agent(policy, arms=ARMS, seed=1)
+    rng = np.random.default_rng(2)
+    for _ in range(12):  # the contextual buffer grows 4 -> 8 -> 16: three packed layouts
+        arms = rng.uniform(-1, 1, (5, 3)) if contextual else ARMS
+        before = agent.state
+        action = agent.select(arms) if contextual else agent.select()
+        reward = float(rng.random() < 0.5)
+        agent.update(action, reward)
+        if policy.capacity(before) is not None:
+            before = policy.reserve(before, 1)
+        _, expected = jax.jit(policy.update)(before, arms, np.int32(action), np.float64(reward))
+        got = agent.last_update_info
+        assert type(got) is type(expected)
+        for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected), strict=True):
+            assert np.shape(g) == np.shape(e) and np.asarray(g).dtype == np.asarray(e).dtype
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(e))

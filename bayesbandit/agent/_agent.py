@@ -40,7 +40,7 @@ import numpy as np
 
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
-from bayesbandit.agent._calls import CompileAhead, calls_for, draw_data, draw_key
+from bayesbandit.agent._calls import CompileAhead, PackedInfo, calls_for, draw_data, draw_key, signature
 from bayesbandit.agent._decisions import Decision, DecisionBook, check_decision_id
 from bayesbandit.agent._log import DecisionLog, decision_arms
 from bayesbandit.agent._persist import (
@@ -61,6 +61,11 @@ from bayesbandit.validation import check_action, check_arms, check_feedback, che
 __all__ = ["Agent"]
 
 _PROPENSITY_STREAM = 0x50524F50  # folded into a draw's key for its propensity's Monte Carlo draws
+
+
+def _unpacked(info: Any) -> Any:
+    """An Info as its policy made it (a compiled call's packed Info unpacked, with NumPy leaves)."""
+    return info.unpack() if isinstance(info, PackedInfo) else info
 
 
 def _draw_number(draw: np.ndarray) -> int:
@@ -219,9 +224,19 @@ class Agent:
         self._last_arms_call: Any = None
         self._action_shape: tuple[int, ...] | None = None
         self.num_updates = 0
-        self.last_select_info: Any = None
-        self.last_update_info: Any = None
+        self._last_select_info: Any = None
+        self._last_update_info: Any = None
         self._warned: set[str] = set()
+
+    @property
+    def last_select_info(self) -> Any:
+        """The Info of the last ``select`` (of any thread; stacked for ``select(n=...)``), or None."""
+        return self._last_select_info
+
+    @property
+    def last_update_info(self) -> Any:
+        """The Info of the last update (stacked for ``update_many``), or None."""
+        return _unpacked(self._last_update_info)
 
     def __reduce__(self) -> Any:
         self._process.refuse_pickle()
@@ -331,13 +346,14 @@ class Agent:
         if self._kind == "host":  # its state changes in place: select under the lock
             with self._lock:
                 state, draw = self.state, self._next_draw()
-                action, info = self._select_call(state, arms_call)(state, arms_call, self._key, draw)
+                action, info = self._calls.select(state, arms_call, self._key, draw)
                 self._after_select(arms_np, arms_call, info)
                 law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
         else:  # a snapshot and a draw number under the lock, the computation outside it
             with self._lock:
                 state, draw = self.state, self._next_draw()
-                select = self._select_call(state, arms_call)
+                call_signature = signature(self.policy, state, arms_call, self._buffered)
+                select = self._ahead.executable(0, call_signature) if self._ahead else self._calls.select
             action, info = select(state, arms_call, self._key, draw)
             with self._lock:
                 self._after_select(arms_np, arms_call, info)
@@ -352,9 +368,6 @@ class Agent:
         key = jax.random.fold_in(draw_key(self._key, draw), _PROPENSITY_STREAM)
         return logged_propensity(self.policy, state, arms_call, np.asarray(action), key, samples=samples)
 
-    def _select_call(self, state: Any, arms_call: Any) -> Any:
-        return self._ahead.executable(0, state, arms_call) if self._ahead else self._calls.select
-
     def _next_draw(self) -> np.ndarray:
         """The next draw number's words (under the lock)."""
         draw = draw_data(self._draws)
@@ -364,7 +377,7 @@ class Agent:
     def _after_select(self, arms_np: np.ndarray | None, arms_call: Any, info: Any) -> None:
         """What a selection leaves for a plain ``update(action, reward)`` (under the lock)."""
         self._last_arms, self._last_arms_call = arms_np, arms_call
-        self.last_select_info = info
+        self._last_select_info = info
         if self._action_shape is None:
             shape = self.policy.action_shape if self._combinatorial else ()
             self._action_shape = tuple(shape)
@@ -506,9 +519,12 @@ class Agent:
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
         state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         action_host = index if self._catalogue else index.astype(np.int32)
-        update = self._ahead.executable(1, state, arms_call) if self._ahead else self._calls.update
+        call_signature = signature(self.policy, state, arms_call, self._buffered)
+        update = self._ahead.executable(1, call_signature) if self._ahead else self._calls.update
         new_state, info = update(state, arms_call, action_host, value)
-        self._commit(new_state, info, 1, lambda: (info, f"for reward {reward!r} of action {action!r}"))
+        if self._calls.info_specs is not None:
+            info = PackedInfo(info, self._calls.info_specs, call_signature)
+        self._commit(new_state, info, 1, lambda: (_unpacked(info), f"for reward {reward!r} of action {action!r}"))
         if self._ahead is not None:
             self._ahead.schedule(self.state, self._key, (arms_call, action_host, value))
         return value
@@ -615,7 +631,8 @@ class Agent:
 
         ``failure()`` returns the info of the update to explain and words saying which one it was.
         """
-        if not bool(np.all(np.asarray(info.converged))):
+        converged = info.all_converged if isinstance(info, PackedInfo) else bool(np.all(np.asarray(info.converged)))
+        if not converged:
             failed, where = failure()
             if self._kind == "jax":
                 floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
@@ -632,7 +649,7 @@ class Agent:
                 self._warned.add(kind)
                 warnings.warn(message, RuntimeWarning, stacklevel=4)
         self.state = new_state
-        self.last_update_info = info
+        self._last_update_info = info
         self.num_updates += count
 
     # ------------------------------------------------------------------------------ the catalogue
