@@ -113,9 +113,7 @@ class _Carry(NamedTuple):
     restarted: Array  # the solve went back to ``restart`` after reaching the cap
 
 
-def unrolled_while(
-    cond: Callable[[C], Array], body: Callable[[C], C], init: C, unrolled: int, loop: bool = True
-) -> C:
+def unrolled_while(cond: Callable[[C], Array], body: Callable[[C], C], init: C, unrolled: int, loop: bool = True) -> C:
     """``lax.while_loop(cond, body, init)`` with its first ``unrolled`` trips as straight-line code.
 
     Each unrolled trip keeps the old carry where ``cond`` is false, which is what a vmapped
