@@ -8,7 +8,7 @@ the theory ``a`` and with ``a = 1``, share one executable. Compilation is ahead 
 (``jit(...).lower(...).compile()``) and timed on its own; a reused executable reports a compile
 time of 0.
 
-On a CPU a device plays its runs in blocks of at most :data:`CPU_BLOCK`, one block after
+On a CPU a device plays its runs in blocks of at most ``CPU_BLOCK`` (256), one block after
 another (``lax.map`` over blocks of the vmapped chunk): a block's state stays in the cache, and a
 vmapped Newton loop waits for the slowest run of its block rather than of all runs. Measured at
 10,000 runs (K = 100, d = 10, 200 rounds, full-history GLM-TSL): 40 us per round-run in blocks
