@@ -145,9 +145,10 @@ class DenseNewton:
         the first 50 rounds. Measured (``benchmarks/results/bench_runs.md``): on one H200 GPU
         x1.6 faster at 1,000 runs, x0.67 at 100 and even at 10,000; on a CPU slower (four
         derivative passes against 1.1 on average). Hence ``True``, the loop, by default. The
-        one-row online solve with ``fixed_steps=4, loop=False`` gave the loop's regret to the
-        digit with no refit short of ``tol`` (K = 100, d = 10, up to 10,000 runs), x1.2-1.3
-        faster on a CPU and x1.1-1.4 on the GPU: worth choosing for ``history="online"``.
+        one-row online solve with ``fixed_steps=4, loop=False`` gave the loop's regret bit for
+        bit with no refit short of ``tol`` (K = 100, d = 10, 100 runs x 2,000 rounds), in the
+        same time on a CPU (6.9 against 7.2 us per round-run, interleaved; x1.2-1.3 in the
+        200-round points of ``bench_runs.md``) and x1.1-1.4 faster on the GPU (500 rounds).
     """
 
     max_steps: int = 50
