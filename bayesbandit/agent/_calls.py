@@ -61,31 +61,28 @@ class InfoSpecs(dict):
     """``signature -> (treedef, leaf shapes, leaf dtypes)`` of a compiled update's Info, filled when it is traced."""
 
 
-def _pack(specs: InfoSpecs, key: tuple, info: Any, first: Any = None) -> Any:
-    """``info``'s leaves as one flat float vector (``first`` before them): one output buffer, not one per leaf.
+def _pack(specs: InfoSpecs, key: tuple, info: Any, converged: Any) -> Any:
+    """``converged``, then ``info``'s leaves, as one flat float vector: one output buffer, not one per leaf.
 
     Each output of a compiled call costs the caller a buffer and an array object (about 2.5 us on
     XLA:CPU); an update's Info has about ten leaves: packed, the online GLM-TSL update takes 46
     instead of 64 us (K = 100, d = 10, low-latency settings). A ``select``'s Info is left as it
     is: packing its per-arm scores made that call slower (58 against 39 us). The structure is
-    recorded in ``specs`` (at trace time) for :class:`PackedInfo`. Booleans and integers are exact in the float type (float64,
-    or float32 without x64: integers below ``2^24``).
+    recorded in ``specs`` (at trace time) for :class:`PackedInfo`. Booleans and integers are exact
+    in the float type (float64, or float32 without x64: integers below ``2^24``).
     """
     leaves, treedef = jax.tree.flatten(info)
     leaves = [jnp.asarray(x) for x in leaves]
     specs[key] = (treedef, [x.shape for x in leaves], [np.dtype(x.dtype) for x in leaves])
     dtype = default_float()
-    parts = ([jnp.reshape(first, (1,)).astype(dtype)] if first is not None else []) + [
-        jnp.ravel(x).astype(dtype) for x in leaves
-    ]
-    return jnp.concatenate(parts) if parts else jnp.zeros((0,), dtype)
+    return jnp.concatenate([jnp.reshape(converged, (1,)).astype(dtype), *(jnp.ravel(x).astype(dtype) for x in leaves)])
 
 
 def _update_packed(policy: Any, specs: InfoSpecs, state: Any, arms: Any, action: Any, feedback: Any) -> Any:
     """``policy.update`` with the Info packed, whether every part converged first (:func:`_pack`)."""
     state_out, info = policy.update(state, arms, action, feedback)
     converged = jnp.all(jnp.asarray(info.converged))
-    return state_out, _pack(specs, signature(policy, state, arms), info, first=converged)
+    return state_out, _pack(specs, signature(policy, state, arms), info, converged)
 
 
 class PackedInfo:
@@ -239,9 +236,6 @@ class CompileAhead:
         self._ready: dict[tuple, tuple[Future, Future]] = {}  # (capacity, argument specs) -> (select, update)
         self._pool: ThreadPoolExecutor | None = None
 
-    def _capacity(self, state: Any) -> int | None:
-        return self._policy.capacity(state) if self._buffered else None
-
     def executable(self, which: int, call_signature: tuple) -> Any:
         """``select`` (``which = 0``) or ``update`` (1) to call: compiled ahead for this :func:`signature` (the
         state's buffer and the arms) when scheduled (waiting for its compilation if needed), else the jitted one."""
@@ -255,11 +249,11 @@ class CompileAhead:
         select = self._calls.select.lower(state, _spec(arms), _spec(key), _DRAW)
         action = select.out_info[0]  # the update takes an action of this shape, and a float reward per arm of it
         zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
-        self._submit(_ahead_id(self._capacity(state), arms), state, key, (arms, *zeros), select)
+        self._submit(signature(self._policy, state, arms, self._buffered), state, key, (arms, *zeros), select)
 
     def schedule(self, state: Any, key: Any, update_args: tuple) -> None:
         """Half-full buffer: compile for the doubled one in the background."""
-        capacity = self._capacity(state)
+        capacity = self._policy.capacity(state) if self._buffered else None
         if capacity is None or 2 * self._policy.filled(state) < capacity:
             return
         if _ahead_id(2 * capacity, update_args[0]) in self._ready:

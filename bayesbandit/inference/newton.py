@@ -71,6 +71,7 @@ import jax.numpy as jnp
 from bayesbandit._linalg import cho_solve, cholesky
 from bayesbandit._numerics import jittered_cholesky
 from bayesbandit._typing import Array, ArrayLike
+from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.linear_predictor import Derivatives, generic_derivatives
 from bayesbandit.validation import check_int
 
@@ -127,6 +128,14 @@ def unrolled_while(cond: Callable[[C], Array], body: Callable[[C], C], init: C, 
         go = cond(c)
         c = jax.tree.map(lambda new, old, go=go: jnp.where(go, new, old), body(c), c)
     return jax.lax.while_loop(cond, body, c) if loop else c
+
+
+def _next_within_tol(decrement: Array, tol: ArrayLike) -> Array:
+    """Whether a full Newton step from a point of this decrement ``lambda^2 / 2`` provably lands within
+    ``tol``: ``lambda < 1/4`` and the bound ``2 (lambda^2/2)^2 / (1 - lambda)^4 <= tol`` (module docstring)."""
+    lam = jnp.sqrt(2.0 * jnp.maximum(decrement, 0.0))
+    predicted = 2.0 * decrement**2 / (1.0 - jnp.minimum(lam, 0.5)) ** 4
+    return (lam < 0.25) & (predicted <= tol)
 
 
 def _line_search(
@@ -250,10 +259,8 @@ def newton_minimize(
         done = finite & (decrement <= tol)
 
         moved, theta, value, scale = _line_search(fn, c.theta, value, e.step, e.slope, ~done & finite)
-        lam = jnp.sqrt(2.0 * jnp.maximum(decrement, 0.0))
-        predicted = 2.0 * decrement**2 / (1.0 - jnp.minimum(lam, 0.5)) ** 4
         if quadratic_stop:
-            done = done | (moved & (scale == 1.0) & (lam < 0.25) & (predicted <= tol))
+            done = done | (moved & (scale == 1.0) & _next_within_tol(decrement, tol))
         failed = ~finite | (~moved & ~done)
         new = _Carry(
             c.i + 1, theta, value, e.chol, jnp.linalg.norm(e.grad), decrement, done, failed, c.steps + 1, c.restarted
@@ -272,13 +279,14 @@ def newton_minimize(
 
     if not loop:
         if not fixed_steps:
-            raise ValueError("newton_minimize: loop=False needs fixed_steps >= 1 (the solve is the fixed steps alone)")
+            raise InvalidInput(
+                "The 'loop' parameter of newton_minimize can be False only with fixed_steps >= 1 (the solve is then "
+                "the fixed steps alone). Got loop=False with fixed_steps=0. Fix: pass fixed_steps=3, say, or loop=True."
+            )
         c, step = _fixed_steps(evaluate, derivatives, theta0, factor0, fixed_steps, max_steps, tol, positive_definite)
         theta, done = c.theta, c.done
         if quadratic_stop:  # the last step's successor provably within tol: take it, without evaluating there
-            lam = jnp.sqrt(2.0 * jnp.maximum(c.decrement, 0.0))
-            predicted = 2.0 * c.decrement**2 / (1.0 - jnp.minimum(lam, 0.5)) ** 4
-            blind = ~done & ~c.failed & (lam < 0.25) & (predicted <= tol) & jnp.all(jnp.isfinite(step))
+            blind = ~done & ~c.failed & _next_within_tol(c.decrement, tol) & jnp.all(jnp.isfinite(step))
             theta, done = jnp.where(blind, theta + step, theta), done | blind
         converged = done & jnp.all(jnp.isfinite(theta))
         return NewtonResult(theta, c.chol, NewtonInfo(c.steps, c.grad_norm, c.decrement, converged))
