@@ -68,7 +68,6 @@ from typing import NamedTuple, TypeVar
 import jax
 import jax.numpy as jnp
 
-from bayesbandit._fastmath import fast_logs
 from bayesbandit._linalg import cho_solve, cholesky
 from bayesbandit._numerics import jittered_cholesky
 from bayesbandit._typing import Array, ArrayLike
@@ -237,10 +236,7 @@ def newton_minimize(
     check_int("newton_minimize", "fixed_steps", fixed_steps, low=0)
     theta0 = jnp.asarray(theta0)
     dtype = theta0.dtype
-    # Values and derivatives evaluated with straight-line float64 logarithms on CPU (bayesbandit._fastmath);
-    # the derivatives are traced from the original fn first, so autodiff sees the library's log and log1p.
-    derivatives = fast_logs(derivatives or generic_derivatives(fn))
-    fn = fast_logs(fn)
+    derivatives = derivatives or generic_derivatives(fn)
 
     def factor(hess: Array) -> Array:
         if positive_definite:
