@@ -7,7 +7,9 @@ mix two effects). Each point is the second ``simulate`` call of its shape (the f
 its ``run_time`` (wall, compile excluded) and the process CPU time of the call, in microseconds
 per round-run, with the compile time of the first call.
 
-Variants, each in its own process (XLA flags are read when the backend starts):
+Every child process enables float64 and the straight-line random-bit hash
+(``bb.runtime.enable_fast_rng``), as the ``bayesbandit`` command does. Variants, each in its own
+process (XLA flags are read when the backend starts):
 
 * ``default``: the library as it is;
 * ``fixed-2``: GLM-TSL with ``DenseNewton(fixed_steps=2)`` (two Newton steps as straight-line
@@ -87,6 +89,7 @@ def child(variant: str, runs_list: list[int], horizon: int, policies: list[str])
     from bayesbandit.sim import scan
 
     bb.runtime.enable_x64()
+    bb.runtime.enable_fast_rng()  # as the bayesbandit command does (CPU only: accelerators hash without a loop anyway)
     env = LogisticBandit(K=100, d=10, theta_cov="unit")
     _, solver, small = VARIANTS[variant]
     _linalg.SMALL_ON_ACCELERATORS = small
