@@ -192,6 +192,20 @@ def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
     assert_trees_equal(ahead.state, on_demand.state)
 
 
+def test_a_fixed_arm_agent_plays_the_calls_it_compiled_ahead():
+    """The executables a fixed-arm agent compiles when it is created (``CompileAhead.prepare``) are the
+    ones its selections and updates run: their key is the calls' :func:`signature`, so the jitted
+    functions never trace (their caches stay empty) and the results equal an agent compiling on demand."""
+    bb.agent._calls._jitted.cache_clear()
+    ahead = bb.Agent(bb.GLMTSL(logistic(), a=1.5), arms=ARMS, seed=0)
+    actions = play(ahead, 4, seed=3)
+    assert (ahead._calls.select._cache_size(), ahead._calls.update._cache_size()) == (0, 0)
+    assert list(ahead._ahead.scheduled()) == [(None, ARMS.shape, ARMS.dtype)]
+    on_demand = bb.Agent(bb.GLMTSL(logistic(), a=1.5), arms=ARMS, seed=0, compile_ahead=False)
+    assert play(on_demand, 4, seed=3) == actions
+    assert_trees_equal(ahead.state, on_demand.state)
+
+
 @pytest.mark.parametrize("contextual", [False, True], ids=["fixed", "contextual"])
 def test_update_info_is_the_policys_own(contextual):
     """The compiled update returns its Info packed in one buffer; the agent's ``last_update_info`` is

@@ -10,7 +10,7 @@ from bayesbandit.models import logistic
 
 import bayesbandit as bb
 from bayesbandit.envs import LogisticBandit
-from bayesbandit.inference import DenseNewton
+from bayesbandit.inference import DenseNewton, newton_minimize
 
 
 def test_fixed_steps_keep_regret_and_the_not_converged_count():
@@ -57,3 +57,5 @@ def test_loop_free_needs_fixed_steps():
         DenseNewton(loop=False)
     with pytest.raises(bb.errors.InvalidInput, match="'loop'"):
         DenseNewton(fixed_steps=2, loop="no")
+    with pytest.raises(bb.errors.InvalidInput, match="loop=False with fixed_steps=0"):  # the solver function itself
+        newton_minimize(lambda t: t @ t, jnp.ones(2), loop=False)
