@@ -62,6 +62,7 @@ SETTINGS = {
             "test_grid_sweep.py:sweep_and_simulate",
             "test_distributed.py:reference",
             "test_scale.py:blocks_and_whole",
+            "test_latency.py:play",
         ),
     ),
     "two_devices": Setting(
@@ -85,6 +86,7 @@ SETTINGS = {
     ),
     "low_latency": Setting(
         prelude=f"bb.runtime.enable_low_latency(); {SUITE}",
+        own_emitters=True,
         checks=("test_latency.py:play",),
     ),
 }

@@ -9,6 +9,7 @@ from _asserts import assert_trees_equal
 from bayesbandit.models import logistic, probit
 
 import bayesbandit as bb
+from bayesbandit.agent._calls import draw_data, draw_key, packed_signature
 from bayesbandit.errors import CheckpointError
 from bayesbandit.history import ArmHistory, RowHistory
 
@@ -199,8 +200,9 @@ def test_a_fixed_arm_agent_plays_the_calls_it_compiled_ahead():
     bb.agent._calls._jitted.cache_clear()
     ahead = bb.Agent(bb.GLMTSL(logistic(), a=1.5), arms=ARMS, seed=0)
     actions = play(ahead, 4, seed=3)
-    assert (ahead._calls.select._cache_size(), ahead._calls.update._cache_size()) == (0, 0)
-    assert list(ahead._ahead.scheduled()) == [(None, ARMS.shape, ARMS.dtype)]
+    calls = ahead._calls
+    assert [call._cache_size() for call in (calls.select, calls.update, calls.select_packed, calls.round)] == [0] * 4
+    assert list(ahead._ahead.scheduled()) == [packed_signature(ahead._arms_call, ahead._layout)]
     on_demand = bb.Agent(bb.GLMTSL(logistic(), a=1.5), arms=ARMS, seed=0, compile_ahead=False)
     assert play(on_demand, 4, seed=3) == actions
     assert_trees_equal(ahead.state, on_demand.state)
@@ -228,3 +230,69 @@ def test_update_info_is_the_policys_own(contextual):
         for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected), strict=True):
             assert np.shape(g) == np.shape(e) and np.asarray(g).dtype == np.asarray(e).dtype
             np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+
+
+ROUND_POLICIES = [
+    ("glm_tsl_full", lambda: bb.GLMTSL(logistic(), a=1.0)),
+    ("glm_tsl_online", lambda: bb.GLMTSL(logistic(), a=1.0, history="online")),
+    ("glm_fpl", lambda: bb.GLMFPL(logistic(), a=1.0)),
+    ("lin_ts", lambda: bb.LinTS()),
+]
+
+
+@pytest.mark.parametrize("name, policy", ROUND_POLICIES, ids=[p[0] for p in ROUND_POLICIES])
+def test_one_call_rounds_choose_what_the_policy_chooses(name, policy):
+    """A fixed-arm agent's update computes the next selection in the same call (``._calls._round``), which a
+    select takes while it is current. Through every interleaving (select then update; selections in a row;
+    updates in a row; decisions rewarded out of order; a decay and a save and load in between) the agent
+    chooses what the pure policy API chooses from the same states and keys, and ends in its state."""
+    policy = policy()
+    agent = bb.Agent(policy, arms=ARMS, seed=4)
+    key, init_key = jax.random.split(jax.random.PRNGKey(4))
+    state = policy.init(ARMS, d=3, key=init_key)
+    select, update = jax.jit(policy.select), jax.jit(policy.update)
+    rng = np.random.default_rng(0)
+    draws, taken = 0, 0
+
+    def policy_select():
+        nonlocal draws
+        action, info = select(state, ARMS, draw_key(key, draw_data(draws)))
+        draws += 1
+        for ours, theirs in zip(jax.tree.leaves(agent.last_select_info), jax.tree.leaves(info), strict=True):
+            np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-10, atol=1e-12)
+        return int(action)
+
+    def both_update(action, reward, target=None):
+        nonlocal state
+        agent.update(action if target is None else target, reward)
+        state, _ = update(state, ARMS, np.int32(action), np.float64(reward))
+
+    for step in range(30):
+        pattern = step % 5
+        if pattern in (0, 1):  # select, update: the select takes the selection the last update made
+            taken += agent._next_selection is not None
+            action = agent.select()
+            assert action == policy_select(), f"step {step}"
+            both_update(action, float(rng.random() < 0.5))
+        elif pattern == 2:  # two selections, then their rewards in the other order
+            taken += agent._next_selection is not None
+            first = agent.decide()
+            assert first.action == policy_select(), f"step {step}"
+            second = agent.decide()
+            assert second.action == policy_select(), f"step {step}"
+            both_update(second.action, 1.0, second)
+            both_update(first.action, 0.0, first)
+        elif pattern == 3:  # forgetting replaces the state: the next select computes afresh
+            agent.decay(0.9)
+            state = policy.discount(state, 0.9, refit=True)
+            action = agent.select()
+            assert action == policy_select(), f"step {step}"
+            both_update(action, float(rng.random() < 0.5))
+        else:
+            agent.save(path := os.path.join(os.environ.get("TMPDIR", "/tmp"), f"round-{name}-{os.getpid()}.bb"))
+            agent = bb.Agent.load(path, policy)
+            os.unlink(path)
+    # per five steps: the selection after pattern 1's and pattern 2's update (pattern 0 follows a load)
+    assert taken == 12, f"{taken} selections came from a round, not 12"
+    for ours, theirs in zip(jax.tree.leaves(agent.state), jax.tree.leaves(state), strict=True):
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-10, atol=1e-12)

@@ -1,8 +1,9 @@
 """``enable_low_latency`` changes how compiled calls run, never what they compute, and refuses to come late.
 
-Both settings are read when JAX creates its backend, so the low-latency play runs in a fresh
-process: an Agent plays the same rounds there and here (this process has run computations with
-the default settings) and must make the same decisions and reach the same state, bit for bit;
+Both settings are read when JAX creates its backend, so the plays run in fresh processes: an Agent
+plays the same rounds with the low-latency settings and without, each process with XLA's own
+emitters (the suite's faster loop emitter can round one operation differently in two programs,
+``tests/_fresh.py``), and must make the same decisions and reach the same state, bit for bit;
 called here, after computations, it raises and changes nothing.
 """
 
@@ -33,9 +34,10 @@ def play() -> dict[str, np.ndarray]:
 
 
 def test_low_latency_settings_change_no_decision(fresh_process):
-    """The rounds here equal those of a process with this one's settings plus low latency (``tests/_fresh.py``)."""
-    fresh_process.start("low_latency")  # it plays while this process does
-    default = play()
+    """The rounds of a process with the suite's settings equal those of one with low latency too (``tests/_fresh.py``)."""
+    fresh_process.start("low_latency")  # the two children run side by side
+    fresh_process.start("one_device")
+    default = fresh_process.result("one_device", "test_latency.py:play")
     fast = fresh_process.result("low_latency", "test_latency.py:play")
     assert default.keys() == fast.keys()
     for name in default:

@@ -24,6 +24,7 @@ a time, so a later snapshot never lands before an earlier one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -32,7 +33,7 @@ import threading
 import time
 import uuid
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -40,9 +41,10 @@ import numpy as np
 
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
-from bayesbandit.agent._calls import CompileAhead, PackedInfo, calls_for, draw_data, draw_key, signature
+from bayesbandit.agent._calls import CompileAhead, calls_for, draw_data, draw_key, packed_signature, signature
 from bayesbandit.agent._decisions import Decision, DecisionBook, check_decision_id
 from bayesbandit.agent._log import DecisionLog, decision_arms
+from bayesbandit.agent._packed import HeldState, Layout, Report, ReportPart
 from bayesbandit.agent._persist import (
     KIND,
     check_policy,
@@ -65,7 +67,16 @@ _PROPENSITY_STREAM = 0x50524F50  # folded into a draw's key for its propensity's
 
 def _unpacked(info: Any) -> Any:
     """An Info as its policy made it (a compiled call's packed Info unpacked, with NumPy leaves)."""
-    return info.unpack() if isinstance(info, PackedInfo) else info
+    return info.unpack() if isinstance(info, ReportPart) else info
+
+
+class _NextSelection(NamedTuple):
+    """The selection a round computed after its update (``._calls._round``): draw ``draw`` from ``held``.
+    A ``select`` that finds both still current takes it; any other change of state or draw leaves it stale."""
+
+    held: HeldState
+    draw: int
+    report: Report
 
 
 def _draw_number(draw: np.ndarray) -> int:
@@ -172,6 +183,7 @@ class Agent:
     ) -> None:
         kind = policy_kind(policy)
         self._process = OwningProcess("Agent")
+        self._layout: Layout | None = None  # the packed state's, for a fixed-arm agent's packed calls (_use_layout)
         if arms is None and d is None:
             raise InvalidInput(
                 "Agent needs a fixed arm set or a feature dimension. Fix: Agent(policy, arms=...) with arms of "
@@ -218,8 +230,12 @@ class Agent:
         # The arms as the compiled calls take them: a fixed set on the device once; a contextual
         # round's NumPy array as given (the call copies it in, sooner than jax.device_put would).
         self._arms_call: Any = None if self._arms is None else jnp.asarray(self._arms)
+        self._next_selection: _NextSelection | None = None
+        row_buffer = self._buffered and policy.capacity(self.state) is not None  # its shapes grow: kept as a tree
+        if kind == "jax" and self._arms is not None and not row_buffer and not self._catalogue:
+            self._use_layout(Layout.of(self.state))
         if self._ahead is not None and self._arms_call is not None:
-            self._ahead.prepare(self.state, self._key, self._arms_call)
+            self._ahead.prepare(self.state, self._key, self._arms_call, self._layout)
         self._last_arms: np.ndarray | None = None
         self._last_arms_call: Any = None
         self._action_shape: tuple[int, ...] | None = None
@@ -229,9 +245,53 @@ class Agent:
         self._warned: set[str] = set()
 
     @property
+    def state(self) -> Any:
+        """The policy state, a pytree; each update replaces it (never changes it in place)."""
+        return self._current.tree()
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        if self._layout is not None:
+            layout = Layout.of(value)
+            if layout != self._layout:
+                self._use_layout(layout)
+        self._current = self._hold(value)
+
+    def _hold(self, tree: Any) -> HeldState:
+        return HeldState(tree, None, self._layout)
+
+    def _use_layout(self, layout: Layout | None) -> None:
+        """Keep the state packed by ``layout`` between calls, and play a fixed arm set's rounds as one call each
+        (``._calls._round``): select takes the selection the last update computed when it is still current.
+        ``None`` (a leaf that cannot be packed, a typed key): the calls take the state's tree."""
+        self._layout = layout
+        self._next_selection = None
+        self._packed_ready: list[Any] = [None, None]  # the calls _packed_call found, kept
+        self._report_layout: Layout | None = None  # the round's report's, known once it is traced
+        self._changed_layout: Layout | None = None  # the round's state's, if not ``layout``
+        if layout is None:
+            return
+        self._packed_key = packed_signature(self._arms_call, layout)
+        self._packed_calls = (
+            functools.partial(self._calls.select_packed, layout),
+            functools.partial(self._calls.round, layout),
+        )
+        self._current = self._hold(self._current.tree())
+
+    def _packed_call(self, which: int) -> Any:
+        """The packed select (0) or round (1): compiled ahead when it was, else jitted."""
+        call = self._packed_ready[which]
+        if call is None:
+            jitted = self._packed_calls[which]
+            call = self._packed_ready[which] = (
+                self._ahead.executable(which, self._packed_key, jitted) if self._ahead else jitted
+            )
+        return call
+
+    @property
     def last_select_info(self) -> Any:
         """The Info of the last ``select`` (of any thread; stacked for ``select(n=...)``), or None."""
-        return self._last_select_info
+        return _unpacked(self._last_select_info)
 
     @property
     def last_update_info(self) -> Any:
@@ -351,13 +411,26 @@ class Agent:
                 law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
         else:  # a snapshot and a draw number under the lock, the computation outside it
             with self._lock:
-                state, draw = self.state, self._next_draw()
-                call_signature = signature(self.policy, state, arms_call, self._buffered)
-                select = self._ahead.executable(0, call_signature) if self._ahead else self._calls.select
-            action, info = select(state, arms_call, self._key, draw)
-            with self._lock:
-                self._after_select(arms_np, arms_call, info)
-            law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
+                held, number, ready = self._current, self._draws, self._next_selection
+                draw = self._next_draw()
+                self._next_selection = None  # a draw is taken: its selection is current now or never
+                if ready is not None and ready.held is held and ready.draw == number:
+                    action, info = ready.report.leaf(1), ReportPart(ready.report, 3)
+                    self._after_select(arms_np, arms_call, info)
+                else:
+                    ready = None
+            if ready is None:
+                if self._layout is not None:
+                    action, info = self._packed_call(0)(held.buffer(), arms_call, self._key, draw)
+                else:
+                    state = held.tree()
+                    call_signature = signature(self.policy, state, arms_call, self._buffered)
+                    select = self._calls.select
+                    select = self._ahead.executable(0, call_signature, select) if self._ahead else select
+                    action, info = select(state, arms_call, self._key, draw)
+                with self._lock:
+                    self._after_select(arms_np, arms_call, info)
+            law = None if samples is None else self._propensity(held.tree(), arms_call, action, draw, samples)
         action = np.asarray(action)
         return (int(action) if action.ndim == 0 else action), arms_np, law, _draw_number(draw)
 
@@ -421,7 +494,7 @@ class Agent:
             return self.policy.blocks * num_arms, self.policy.action_shape
         return num_arms, self._action_shape or ()
 
-    def _held(self, ids: np.ndarray) -> np.ndarray:
+    def _held_ids(self, ids: np.ndarray) -> np.ndarray:
         return self.policy.held(self.state, ids)
 
     def update(self, action: Any, reward: Any, *, arms: ArrayLike | None = None) -> None:
@@ -512,19 +585,40 @@ class Agent:
     def _update_one(self, action: Any, reward: Any, arms_np: np.ndarray | None, arms_call: Any) -> np.ndarray:
         """Validate, update and commit one reward (under the lock); returns the validated reward."""
         if arms_np is None:  # a catalogue's item id
-            index = check_item_ids(action, self._held)
+            index = check_item_ids(action, self._held_ids)
         else:
             num_arms, shape = self._action_layout(arms_np.shape[0])
             index = check_action(action, num_arms, shape)
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
-        state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         action_host = index if self._catalogue else index.astype(np.int32)
+        info: Any = None
+
+        def failure() -> tuple[Any, str]:
+            return _unpacked(info), f"for reward {reward!r} of action {action!r}"
+
+        if self._layout is not None:  # the update and the next selection in one call
+            held, number = self._current, self._draws
+            buffer, packed = self._packed_call(1)(
+                held.buffer(), arms_call, action_host, value, self._key, draw_data(number)
+            )
+            if self._report_layout is None:
+                self._report_layout = self._calls.reports[("round", self._packed_key)]
+                out_layout = self._calls.reports[("state", self._packed_key)]
+                self._changed_layout = out_layout if out_layout != self._layout else None
+            report = Report(packed, self._report_layout)
+            new, info = HeldState(None, buffer, self._changed_layout or self._layout), ReportPart(report, 2)
+            self._commit(new, info, 1, failure)
+            self._next_selection = _NextSelection(new, number, report)
+            if self._changed_layout is not None:  # a policy that changes its state's dtypes: follow it
+                self._use_layout(self._changed_layout)
+            return value
+        state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         call_signature = signature(self.policy, state, arms_call, self._buffered)
-        update = self._ahead.executable(1, call_signature) if self._ahead else self._calls.update
+        update = self._ahead.executable(1, call_signature, self._calls.update) if self._ahead else self._calls.update
         new_state, info = update(state, arms_call, action_host, value)
-        if self._calls.info_specs is not None:
-            info = PackedInfo(info, self._calls.info_specs, call_signature)
-        self._commit(new_state, info, 1, lambda: (_unpacked(info), f"for reward {reward!r} of action {action!r}"))
+        if self._kind == "jax":
+            info = ReportPart(Report(info, self._calls.reports[("update", call_signature)]), 1)
+        self._commit(self._hold(new_state), info, 1, failure)
         if self._ahead is not None:
             self._ahead.schedule(self.state, self._key, (arms_call, action_host, value))
         return value
@@ -571,7 +665,7 @@ class Agent:
                 raise InvalidInput(
                     "this agent's arms are a catalogue held by the policy: omit arms=; the agent state was not changed."
                 )
-            index, arms_per_row, arms_call = check_item_ids(actions, self._held, count=count), False, None
+            index, arms_per_row, arms_call = check_item_ids(actions, self._held_ids, count=count), False, None
             arms_np = None
         else:
             arms_np = self._batch_arms(arms, count)
@@ -592,7 +686,7 @@ class Agent:
             row = int(np.argmin(np.asarray(info.converged).reshape(count, -1).all(axis=1)))
             return jax.tree.map(lambda leaf: leaf[row], info), f"in row {row} (reward {value[row]!r})"
 
-        self._commit(new_state, info, count, first_failure)
+        self._commit(self._hold(new_state), info, count, first_failure)
         if self._log is not None:
             for i in range(count):
                 row_arms = (
@@ -626,16 +720,17 @@ class Agent:
             return check_arms(given.reshape(-1, given.shape[-1]), dim=self.d).reshape(given.shape)
         return check_arms(given, dim=self.d)
 
-    def _commit(self, new_state: Any, info: Any, count: int, failure: Any) -> None:
+    def _commit(self, new: HeldState, info: Any, count: int, failure: Any) -> None:
         """Keep the updated state, or raise if it is not finite; warn (once per kind) if a fit did not converge.
 
         ``failure()`` returns the info of the update to explain and words saying which one it was.
         """
-        converged = info.all_converged if isinstance(info, PackedInfo) else bool(np.all(np.asarray(info.converged)))
+        converged = info.all_converged if isinstance(info, ReportPart) else bool(np.all(np.asarray(info.converged)))
         if not converged:
             failed, where = failure()
             if self._kind == "jax":
-                floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+                leaves = jax.tree.leaves(new.tree())
+                floats = [np.asarray(x) for x in leaves if jnp.issubdtype(x.dtype, jnp.inexact)]
                 if not all(np.isfinite(x).all() for x in floats):
                     raise NotConverged(
                         f"the update {where} made the policy state non-finite; the agent state was not changed."
@@ -648,7 +743,7 @@ class Agent:
             if kind not in self._warned:  # once per kind of problem, not every round
                 self._warned.add(kind)
                 warnings.warn(message, RuntimeWarning, stacklevel=4)
-        self.state = new_state
+        self._current = new
         self._last_update_info = info
         self.num_updates += count
 

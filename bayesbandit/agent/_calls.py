@@ -4,6 +4,11 @@ For a JAX policy, ``select`` / ``update`` and their batched forms are ``jax.jit`
 shared by every agent of an equal policy (one compilation per argument shape). For a host policy
 they are the policy's own functions, with Python loops for the batches.
 
+A fixed-arm agent plays with two more: ``select_packed``, and ``round`` (:func:`_round`), the update
+followed by the selection of the next draw from the updated state, the state in and out as one
+vector (:mod:`._packed`). A select that finds that selection still current (no other update, no
+other draw since) takes it, so select + update is one compiled call, not two.
+
 :class:`CompileAhead` compiles ``select`` and ``update`` before they are called, side by side in
 background threads: a fixed-arm agent's first two calls when it is created (the first decision
 waits for one compilation, not two in turn), and, when a row buffer is half full, the calls for
@@ -22,10 +27,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from bayesbandit._compile import per_policy
+from bayesbandit.agent._packed import Layout
 from bayesbandit.contract import Buffered, Discounts
-from bayesbandit.precision import default_float
 
-__all__ = ["Calls", "calls_for", "CompileAhead", "draw_data", "draw_key"]
+__all__ = ["Calls", "calls_for", "CompileAhead", "draw_data", "draw_key", "packed_signature", "signature"]
 
 
 def draw_data(draw: int) -> np.ndarray:
@@ -57,61 +62,59 @@ def signature(policy: Any, state: Any, arms: Any, buffered: bool | None = None) 
     return _ahead_id(policy.capacity(state) if buffered else None, arms)
 
 
-class InfoSpecs(dict):
-    """``signature -> (treedef, leaf shapes, leaf dtypes)`` of a compiled update's Info, filled when it is traced."""
+class Reports(dict):
+    """``(call, signature) -> Layout`` of a compiled call's packed report (and of a round's packed state, under
+    ``"state"``), filled when the call is traced."""
 
 
-def _pack(specs: InfoSpecs, key: tuple, info: Any, converged: Any) -> Any:
-    """``converged``, then ``info``'s leaves, as one flat float vector: one output buffer, not one per leaf.
+def _report(reports: Reports, key: tuple, converged: Any, *rest: Any) -> Any:
+    """``(converged, *rest)`` packed in one vector (:mod:`._packed`), its layout recorded in ``reports``.
 
-    Each output of a compiled call costs the caller a buffer and an array object (about 2.5 us on
-    XLA:CPU); an update's Info has about ten leaves: packed, the online GLM-TSL update takes 46
-    instead of 64 us (K = 100, d = 10, low-latency settings). A ``select``'s Info is left as it
-    is: packing its per-arm scores made that call slower (58 against 39 us). The structure is
-    recorded in ``specs`` (at trace time) for :class:`PackedInfo`. Booleans and integers are exact
-    in the float type (float64, or float32 without x64: integers below ``2^24``).
+    One output instead of one per leaf: an update's Info has about ten leaves, each an output
+    buffer and an array object for the caller (about 2.5 us apiece on XLA:CPU).
     """
-    leaves, treedef = jax.tree.flatten(info)
-    leaves = [jnp.asarray(x) for x in leaves]
-    specs[key] = (treedef, [x.shape for x in leaves], [np.dtype(x.dtype) for x in leaves])
-    dtype = default_float()
-    return jnp.concatenate([jnp.reshape(converged, (1,)).astype(dtype), *(jnp.ravel(x).astype(dtype) for x in leaves)])
+    report = (jnp.all(jnp.asarray(converged)), *rest)
+    layout = Layout.exact(report)
+    reports[key] = layout
+    return layout.pack(report)
 
 
-def _update_packed(policy: Any, specs: InfoSpecs, state: Any, arms: Any, action: Any, feedback: Any) -> Any:
-    """``policy.update`` with the Info packed, whether every part converged first (:func:`_pack`)."""
+def _update_packed(policy: Any, reports: Reports, state: Any, arms: Any, action: Any, feedback: Any) -> Any:
+    """``policy.update`` with its report ``(converged, info)`` packed (:func:`_report`)."""
     state_out, info = policy.update(state, arms, action, feedback)
-    converged = jnp.all(jnp.asarray(info.converged))
-    return state_out, _pack(specs, signature(policy, state, arms), info, converged)
+    return state_out, _report(reports, ("update", signature(policy, state, arms)), info.converged, info)
 
 
-class PackedInfo:
-    """A compiled ``update``'s Info as the flat vector :func:`_pack` made, unpacked on first use.
+def _select_packed(policy: Any, layout: Layout, state: Any, arms: Any, key: Any, draw: Any) -> tuple[Any, Any]:
+    """:func:`_select` from a state packed by ``layout``."""
+    return _select(policy, layout.unpack(state), arms, key, draw)
 
-    ``all_converged`` reads the first element alone; :meth:`unpack` gives the Info's own structure
-    with NumPy leaves.
+
+def _round(
+    policy: Any,
+    reports: Reports,
+    layout: Layout,
+    state: Any,
+    arms: Any,
+    action: Any,
+    feedback: Any,
+    key: Any,
+    draw: Any,
+) -> tuple[Any, Any]:
+    """A fixed-arm agent's update, and the selection of draw ``draw`` from the updated state, in one call.
+
+    The state comes packed by ``layout`` and goes packed by its own (recorded in ``reports`` under
+    ``"state"``: another only for a policy that changes its state's dtypes, which the agent then
+    follows); the report is ``(converged, next action, update Info, select Info)``. The selection is what ``select`` would return next if nothing else happens first: the
+    same state, arms, key and draw, so the same bits. A select that finds it still current takes it instead
+    of a compiled call of its own (``Agent``), so a round of select and update is one call.
     """
-
-    __slots__ = ("_flat", "_specs", "_key", "_tree")
-
-    def __init__(self, flat: Any, specs: InfoSpecs, key: tuple) -> None:
-        self._flat = np.asarray(flat)  # one copy to the host: the flag is read at once
-        self._specs, self._key, self._tree = specs, key, None
-
-    @property
-    def all_converged(self) -> bool:
-        return bool(self._flat[0])
-
-    def unpack(self) -> Any:
-        if self._tree is None:
-            treedef, shapes, dtypes = self._specs[self._key]
-            flat, start, leaves = self._flat, 1, []
-            for shape, dtype in zip(shapes, dtypes, strict=True):
-                size = int(np.prod(shape, dtype=np.int64))
-                leaves.append(flat[start : start + size].reshape(shape).astype(dtype))
-                start += size
-            self._tree = jax.tree.unflatten(treedef, leaves)
-        return self._tree
+    state_out, info = policy.update(layout.unpack(state), arms, action, feedback)
+    next_action, select_info = _select(policy, state_out, arms, key, draw)
+    out_layout = Layout.exact(state_out)  # the layout's own unless the update changes the state's dtypes
+    reports[("state", packed_signature(arms, layout))] = out_layout
+    report_key = ("round", packed_signature(arms, layout))
+    return out_layout.pack(state_out), _report(reports, report_key, info.converged, next_action, info, select_info)
 
 
 def _select_many(policy: Any, n: int, state: Any, arms: Any, key: Any, draw: Any) -> tuple[Any, Any]:
@@ -152,24 +155,28 @@ class Calls(NamedTuple):
     """What an agent calls: compiled for a JAX policy, plain Python (loops for the batches) for a host one."""
 
     select: Any  # (state, arms, key, draw) -> (action, info)
-    update: Any  # (state, arms, action, feedback) -> (state, info packed when info_specs is set)
+    update: Any  # (state, arms, action, feedback) -> (state, report (converged, info) packed when reports is set)
     select_many: Any  # (n, state, arms, key, draw) -> (actions, info stacked)
     update_many: Any  # (arms_per_row, state, arms, actions, feedback) -> (state, info stacked)
     discount: Any  # (state, gamma) -> policy.discount(state, gamma, refit=True) (Agent.decay); None without Discounts
-    info_specs: InfoSpecs | None  # the packed update Infos' structures (compiled calls); None: Infos as they are
+    reports: Reports  # the packed reports' layouts (compiled calls; empty for a host policy's)
+    select_packed: Any  # (layout, packed state, arms, key, draw) -> (action, info); None for a host policy
+    round: Any  # (layout, packed state, arms, action, feedback, key, draw) -> (packed state, report); ditto
 
 
 @functools.lru_cache(maxsize=64)
 def _jitted(policy: Any) -> Calls:
     """Compiled calls, shared by every agent of an equal policy (one compile per shape)."""
-    specs = InfoSpecs()
+    reports = Reports()
     return Calls(
         jax.jit(functools.partial(_select, policy)),
-        jax.jit(functools.partial(_update_packed, policy, specs)),
+        jax.jit(functools.partial(_update_packed, policy, reports)),
         jax.jit(functools.partial(_select_many, policy), static_argnums=0),
         jax.jit(functools.partial(_update_many, policy), static_argnums=0),
         jax.jit(functools.partial(_discount, policy)) if isinstance(policy, Discounts) else None,
-        specs,
+        reports,
+        jax.jit(functools.partial(_select_packed, policy), static_argnums=0),
+        jax.jit(functools.partial(_round, policy, reports), static_argnums=0),
     )
 
 
@@ -186,6 +193,8 @@ def calls_for(policy: Any, kind: str) -> Calls:
             functools.partial(_host_select_many, policy),
             functools.partial(_host_update_many, policy),
             None,
+            Reports(),
+            None,
             None,
         )
     return per_policy(_jitted, policy)
@@ -194,6 +203,11 @@ def calls_for(policy: Any, kind: str) -> Calls:
 def _ahead_id(capacity: int | None, arms: Any) -> tuple:
     """Which executables serve a call: the buffer's capacity and the arms' shape and dtype (:func:`signature`)."""
     return (capacity, None, None) if arms is None else (capacity, tuple(arms.shape), np.dtype(arms.dtype))
+
+
+def packed_signature(arms: Any, layout: Layout) -> tuple:
+    """Which executables serve a fixed-arm agent's packed calls: :func:`signature`'s, and the state's layout."""
+    return (*_ahead_id(None, arms), layout)
 
 
 def _spec(value: Any) -> jax.ShapeDtypeStruct:
@@ -234,22 +248,36 @@ class CompileAhead:
         self._calls = calls
         self._buffered = isinstance(policy, Buffered)
         self._ready: dict[tuple, tuple[Future, Future]] = {}  # (capacity, argument specs) -> (select, update)
+        self._done: dict[tuple, Any] = {}  # (which, signature) -> its executable, once compiled
         self._pool: ThreadPoolExecutor | None = None
 
-    def executable(self, which: int, call_signature: tuple) -> Any:
-        """``select`` (``which = 0``) or ``update`` (1) to call: compiled ahead for this :func:`signature` (the
-        state's buffer and the arms) when scheduled (waiting for its compilation if needed), else the jitted one."""
-        futures = self._ready.get(call_signature) if self._ready else None
-        if futures is None:
-            return self._calls[which]
-        return functools.partial(_call_compiled, futures[which].result(), self._calls[which])
+    def executable(self, which: int, call_signature: tuple, jitted: Any) -> Any:
+        """``select`` (``which = 0``) or the update (1) to call: compiled ahead for this signature (:func:`signature`,
+        and the state's :class:`Layout` for the packed calls) when scheduled (waiting for its compilation if
+        needed), with ``jitted`` for arguments of other types; else ``jitted``."""
+        compiled = self._done.get((which, call_signature))
+        if compiled is None:
+            futures = self._ready.get(call_signature) if self._ready else None
+            if futures is None:
+                return jitted
+            compiled = self._done[(which, call_signature)] = futures[which].result()
+        return functools.partial(_call_compiled, compiled, jitted)
 
-    def prepare(self, state: Any, key: Any, arms: Any) -> None:
-        """Compile ``select`` and ``update`` for ``state`` and a fixed arm set, each in its own thread."""
-        select = self._calls.select.lower(state, _spec(arms), _spec(key), _DRAW)
+    def prepare(self, state: Any, key: Any, arms: Any, layout: Layout | None = None) -> None:
+        """Compile ``select`` and ``update`` for ``state`` and a fixed arm set, each in its own thread; with
+        ``layout``, the packed select and the round (:func:`_round`), under :func:`packed_signature`."""
+        if layout is None:
+            select = self._calls.select.lower(state, _spec(arms), _spec(key), _DRAW)
+        else:
+            select = self._calls.select_packed.lower(layout, layout.spec(), _spec(arms), _spec(key), _DRAW)
         action = select.out_info[0]  # the update takes an action of this shape, and a float reward per arm of it
         zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
-        self._submit(signature(self._policy, state, arms, self._buffered), state, key, (arms, *zeros), select)
+        if layout is None:
+            self._submit(signature(self._policy, state, arms, self._buffered), state, key, (arms, *zeros), select)
+            return
+        specs = [_spec(x) for x in (arms, *zeros, key)]
+        update = self._calls.round.lower(layout, layout.spec(), *specs, _DRAW)
+        self._compile(packed_signature(arms, layout), select, update)
 
     def schedule(self, state: Any, key: Any, update_args: tuple) -> None:
         """Half-full buffer: compile for the doubled one in the background."""
@@ -265,12 +293,12 @@ class CompileAhead:
 
     def _submit(self, ahead_id: tuple, state: Any, key: Any, update_args: tuple, select: Any = None) -> None:
         arms, action, feedback = jax.tree.map(_spec, update_args)
-        lowered = (
-            select or self._calls.select.lower(state, arms, _spec(key), _DRAW),
-            self._calls.update.lower(state, arms, action, feedback),
-        )
+        select = select or self._calls.select.lower(state, arms, _spec(key), _DRAW)
+        self._compile(ahead_id, select, self._calls.update.lower(state, arms, action, feedback))
+
+    def _compile(self, ahead_id: tuple, select: Any, update: Any) -> None:
         self._pool = self._pool or ThreadPoolExecutor(max_workers=2, thread_name_prefix="bayesbandit-compile")
-        self._ready[ahead_id] = (self._pool.submit(lowered[0].compile), self._pool.submit(lowered[1].compile))
+        self._ready[ahead_id] = (self._pool.submit(select.compile), self._pool.submit(update.compile))
 
     def pending(self) -> list[Future]:
         """The background compilations scheduled so far."""

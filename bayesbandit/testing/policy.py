@@ -138,13 +138,20 @@ def check_jit_vmap(policy: Any) -> None:
 def check_compiles_once(policy: Any) -> None:
     """The Agent's select and update compile once over many rounds; the experiment traces once (other
     keys of the same shape reuse its trace: lowering for them traces nothing)."""
+    from bayesbandit.agent import Agent
+
     name = policy_id(policy)
-    agent = _agent(policy)
+    agent = Agent(policy, arms=agent_arms(), seed=0, compile_ahead=False)  # every compile in the jitted calls
+    calls = agent._calls
+
+    def compiled() -> list[int]:
+        return [call._cache_size() for call in (calls.select, calls.update, calls.select_packed, calls.round)]
+
     play(agent, 1, 0)  # compiles (or reuses what an equal policy compiled for these shapes)
-    first = (agent._calls.select._cache_size(), agent._calls.update._cache_size())
+    first = compiled()
     play(agent, 4, 1)
-    sizes = (agent._calls.select._cache_size(), agent._calls.update._cache_size())
-    assert sizes == first, f"{name}: select/update compiled {sizes} times, {first} after round 1 (state drifts?)"
+    sizes = compiled()
+    assert sizes == first, f"{name}: the agent's calls compiled {sizes} times, {first} after round 1 (state drifts?)"
     short_run(policy)
     start, chunk, traces = program(policy)
     state, env, keys = start(run_keys(1))
