@@ -14,7 +14,7 @@ services call them once, after the imports:
 
 Low latency
 -----------
-An :class:`bayesbandit.Agent` makes one compiled call per ``select`` and one per ``update``, on
+An :class:`bayesbandit.Agent` makes one compiled call per round on a fixed arm set (``update`` also selects for the next round), one per ``select`` and one per ``update`` otherwise, on
 arrays of a few hundred bytes. Their cost is XLA:CPU's execution machinery, not arithmetic, and
 two of JAX's process-wide defaults are made for large programs:
 

@@ -12,6 +12,7 @@ so a policy built inside ``vmap`` (a sweep over ``a``) still works.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -223,10 +224,21 @@ def support_hull(support: Any) -> tuple[float, float]:
         return -math.inf, math.inf
 
 
+@functools.cache
+def _common_supports() -> tuple[Any, Any]:
+    """NumPyro's real-line and Boolean constraints (imported on first use, as :func:`support_hull` does)."""
+    from numpyro.distributions import constraints
+
+    return constraints.real, constraints.boolean
+
+
 def _in_support(support: Any, number: float) -> bool:
     """Whether ``support`` (a NumPyro constraint, or None for the real line) holds ``number``."""
-    if support is None:
+    real, boolean = _common_supports()
+    if support is None or support is real:
         return True
+    if support is boolean:  # the Bernoulli's, the most common: two comparisons, not a constraint call
+        return number == 0.0 or number == 1.0
     try:
         return bool(support.check(number))
     except (TypeError, ValueError):  # a constraint that needs an array: the caller's array path decides

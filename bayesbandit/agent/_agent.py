@@ -41,7 +41,15 @@ import numpy as np
 
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
-from bayesbandit.agent._calls import CompileAhead, calls_for, draw_data, draw_key, packed_signature, signature
+from bayesbandit.agent._calls import (
+    CompileAhead,
+    calls_for,
+    draw_data,
+    draw_key,
+    packed_signature,
+    round_inputs,
+    signature,
+)
 from bayesbandit.agent._decisions import Decision, DecisionBook, check_decision_id
 from bayesbandit.agent._log import DecisionLog, decision_arms
 from bayesbandit.agent._packed import HeldState, Layout, Report, ReportPart
@@ -77,11 +85,6 @@ class _NextSelection(NamedTuple):
     held: HeldState
     draw: int
     report: Report
-
-
-def _draw_number(draw: np.ndarray) -> int:
-    """The draw counter from its two uint32 words (:func:`._calls.draw_data`)."""
-    return (int(draw[0]) << 32) | int(draw[1])
 
 
 def _fingerprint(policy: Any, d: int) -> str:
@@ -272,9 +275,10 @@ class Agent:
         if layout is None:
             return
         self._packed_key = packed_signature(self._arms_call, layout)
+        self._round_inputs = round_inputs(tuple(self.policy.action_shape) if self._combinatorial else ())
         self._packed_calls = (
             functools.partial(self._calls.select_packed, layout),
-            functools.partial(self._calls.round, layout),
+            functools.partial(self._calls.round, layout, self._round_inputs),
         )
         self._current = self._hold(self._current.tree())
 
@@ -346,7 +350,8 @@ class Agent:
             n = check_int("Agent.select", "n", n, low=1)
             arms_np, arms_call = self._round_arms(arms)
             with self._lock:
-                actions, info = self._calls.select_many(n, self.state, arms_call, self._key, self._next_draw())
+                draw = draw_data(self._next_draw())
+                actions, info = self._calls.select_many(n, self.state, arms_call, self._key, draw)
                 self._after_select(arms_np, arms_call, info)
             return np.asarray(actions)
         if decision_id is None:
@@ -405,14 +410,14 @@ class Agent:
         arms_np, arms_call = self._round_arms(arms)
         if self._kind == "host":  # its state changes in place: select under the lock
             with self._lock:
-                state, draw = self.state, self._next_draw()
-                action, info = self._calls.select(state, arms_call, self._key, draw)
+                state, number = self.state, self._next_draw()
+                action, info = self._calls.select(state, arms_call, self._key, draw_data(number))
                 self._after_select(arms_np, arms_call, info)
-                law = None if samples is None else self._propensity(state, arms_call, action, draw, samples)
+                law = None if samples is None else self._propensity(state, arms_call, action, number, samples)
         else:  # a snapshot and a draw number under the lock, the computation outside it
             with self._lock:
-                held, number, ready = self._current, self._draws, self._next_selection
-                draw = self._next_draw()
+                held, ready = self._current, self._next_selection
+                number = self._next_draw()
                 self._next_selection = None  # a draw is taken: its selection is current now or never
                 if ready is not None and ready.held is held and ready.draw == number:
                     action, info = ready.report.leaf(1), ReportPart(ready.report, 3)
@@ -420,6 +425,7 @@ class Agent:
                 else:
                     ready = None
             if ready is None:
+                draw = draw_data(number)
                 if self._layout is not None:
                     action, info = self._packed_call(0)(held.buffer(), arms_call, self._key, draw)
                 else:
@@ -430,22 +436,21 @@ class Agent:
                     action, info = select(state, arms_call, self._key, draw)
                 with self._lock:
                     self._after_select(arms_np, arms_call, info)
-            law = None if samples is None else self._propensity(held.tree(), arms_call, action, draw, samples)
+            law = None if samples is None else self._propensity(held.tree(), arms_call, action, number, samples)
         action = np.asarray(action)
-        return (int(action) if action.ndim == 0 else action), arms_np, law, _draw_number(draw)
+        return (int(action) if action.ndim == 0 else action), arms_np, law, number
 
-    def _propensity(self, state: Any, arms_call: Any, action: Any, draw: np.ndarray, samples: int) -> Propensity:
-        """The propensity to log with ``action``, the selection from ``state``: its frequency among itself and
-        ``samples - 1`` more selections on keys apart from every selection's, exact given those draws
-        (:func:`bayesbandit.propensities.logged_propensity`)."""
-        key = jax.random.fold_in(draw_key(self._key, draw), _PROPENSITY_STREAM)
+    def _propensity(self, state: Any, arms_call: Any, action: Any, number: int, samples: int) -> Propensity:
+        """The propensity to log with ``action``, the selection of draw ``number`` from ``state``: its frequency
+        among itself and ``samples - 1`` more selections on keys apart from every selection's, exact given those
+        draws (:func:`bayesbandit.propensities.logged_propensity`)."""
+        key = jax.random.fold_in(draw_key(self._key, draw_data(number)), _PROPENSITY_STREAM)
         return logged_propensity(self.policy, state, arms_call, np.asarray(action), key, samples=samples)
 
-    def _next_draw(self) -> np.ndarray:
-        """The next draw number's words (under the lock)."""
-        draw = draw_data(self._draws)
+    def _next_draw(self) -> int:
+        """The next draw number, taken (under the lock)."""
         self._draws += 1
-        return draw
+        return self._draws - 1
 
     def _after_select(self, arms_np: np.ndarray | None, arms_call: Any, info: Any) -> None:
         """What a selection leaves for a plain ``update(action, reward)`` (under the lock)."""
@@ -598,9 +603,8 @@ class Agent:
 
         if self._layout is not None:  # the update and the next selection in one call
             held, number = self._current, self._draws
-            buffer, packed = self._packed_call(1)(
-                held.buffer(), arms_call, action_host, value, self._key, draw_data(number)
-            )
+            inputs = self._round_inputs.pack_host((action_host, value, draw_data(number)))
+            buffer, packed = self._packed_call(1)(held.buffer(), arms_call, self._key, inputs)
             if self._report_layout is None:
                 self._report_layout = self._calls.reports[("round", self._packed_key)]
                 out_layout = self._calls.reports[("state", self._packed_key)]

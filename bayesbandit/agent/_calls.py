@@ -29,8 +29,18 @@ import numpy as np
 from bayesbandit._compile import per_policy
 from bayesbandit.agent._packed import Layout
 from bayesbandit.contract import Buffered, Discounts
+from bayesbandit.precision import default_float
 
-__all__ = ["Calls", "calls_for", "CompileAhead", "draw_data", "draw_key", "packed_signature", "signature"]
+__all__ = [
+    "Calls",
+    "calls_for",
+    "CompileAhead",
+    "draw_data",
+    "draw_key",
+    "packed_signature",
+    "round_inputs",
+    "signature",
+]
 
 
 def draw_data(draw: int) -> np.ndarray:
@@ -90,25 +100,27 @@ def _select_packed(policy: Any, layout: Layout, state: Any, arms: Any, key: Any,
     return _select(policy, layout.unpack(state), arms, key, draw)
 
 
+def round_inputs(action_shape: tuple[int, ...]) -> Layout:
+    """How a round's host inputs, ``(action, feedback, draw)``, lie in the one vector it takes (:func:`_round`)."""
+    return Layout.exact(
+        (np.zeros(action_shape, np.int32), np.zeros(action_shape, default_float()), np.zeros(2, np.uint32))
+    )
+
+
 def _round(
-    policy: Any,
-    reports: Reports,
-    layout: Layout,
-    state: Any,
-    arms: Any,
-    action: Any,
-    feedback: Any,
-    key: Any,
-    draw: Any,
+    policy: Any, reports: Reports, layout: Layout, inputs_layout: Layout, state: Any, arms: Any, key: Any, inputs: Any
 ) -> tuple[Any, Any]:
     """A fixed-arm agent's update, and the selection of draw ``draw`` from the updated state, in one call.
 
-    The state comes packed by ``layout`` and goes packed by its own (recorded in ``reports`` under
+    The action, its feedback and the next draw come as one host vector (``inputs_layout``, from
+    :func:`round_inputs`): one transfer, not three (41.6 against 49.5 us a call). The state comes
+    packed by ``layout`` and goes packed by its own (recorded in ``reports`` under
     ``"state"``: another only for a policy that changes its state's dtypes, which the agent then
     follows); the report is ``(converged, next action, update Info, select Info)``. The selection is what ``select`` would return next if nothing else happens first: the
     same state, arms, key and draw, so the same bits. A select that finds it still current takes it instead
     of a compiled call of its own (``Agent``), so a round of select and update is one call.
     """
+    action, feedback, draw = inputs_layout.unpack(inputs)
     state_out, info = policy.update(layout.unpack(state), arms, action, feedback)
     next_action, select_info = _select(policy, state_out, arms, key, draw)
     out_layout = Layout.exact(state_out)  # the layout's own unless the update changes the state's dtypes
@@ -161,7 +173,7 @@ class Calls(NamedTuple):
     discount: Any  # (state, gamma) -> policy.discount(state, gamma, refit=True) (Agent.decay); None without Discounts
     reports: Reports  # the packed reports' layouts (compiled calls; empty for a host policy's)
     select_packed: Any  # (layout, packed state, arms, key, draw) -> (action, info); None for a host policy
-    round: Any  # (layout, packed state, arms, action, feedback, key, draw) -> (packed state, report); ditto
+    round: Any  # (layout, inputs layout, packed state, arms, key, inputs) -> (packed state, report); ditto
 
 
 @functools.lru_cache(maxsize=64)
@@ -176,7 +188,7 @@ def _jitted(policy: Any) -> Calls:
         jax.jit(functools.partial(_discount, policy)) if isinstance(policy, Discounts) else None,
         reports,
         jax.jit(functools.partial(_select_packed, policy), static_argnums=0),
-        jax.jit(functools.partial(_round, policy, reports), static_argnums=0),
+        jax.jit(functools.partial(_round, policy, reports), static_argnums=(0, 1)),
     )
 
 
@@ -271,12 +283,12 @@ class CompileAhead:
         else:
             select = self._calls.select_packed.lower(layout, layout.spec(), _spec(arms), _spec(key), _DRAW)
         action = select.out_info[0]  # the update takes an action of this shape, and a float reward per arm of it
-        zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
         if layout is None:
+            zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
             self._submit(signature(self._policy, state, arms, self._buffered), state, key, (arms, *zeros), select)
             return
-        specs = [_spec(x) for x in (arms, *zeros, key)]
-        update = self._calls.round.lower(layout, layout.spec(), *specs, _DRAW)
+        inputs = round_inputs(action.shape)
+        update = self._calls.round.lower(layout, inputs, layout.spec(), _spec(arms), _spec(key), inputs.spec())
         self._compile(packed_signature(arms, layout), select, update)
 
     def schedule(self, state: Any, key: Any, update_args: tuple) -> None:

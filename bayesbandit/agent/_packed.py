@@ -9,15 +9,16 @@ from one more.
 
 The vector's elements are words of the widest float among the leaves (float64 with 64-bit mode,
 else float32). A leaf of the word's width is bit-cast (``int32`` in float32 words, ``int64`` in
-float64), a narrower one converted, which is exact (every ``int32`` is a float64, a float32 a
-float64, a boolean 0 or 1): every dtype round-trips exactly. Both are elementwise, so XLA fuses the
-packing into one concatenation and the unpacking into the kernels that read the leaves.
+float64), a narrower one converted, which is exact (every ``int32`` is a float64, a boolean 0 or 1;
+a narrower float goes as the unsigned integer of its bits, since XLA:CPU flushes subnormals when it
+converts floats): every dtype round-trips exactly. The leaves of one dtype lie side by
+side and are encoded or decoded together: one elementwise kernel per dtype, not per leaf (the online
+GLM-TSL round's report has a dozen small integer and Boolean leaves).
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from typing import Any, NamedTuple
 
@@ -31,13 +32,16 @@ __all__ = ["Layout", "HeldState", "Report", "ReportPart"]
 class Layout(NamedTuple):
     """Where each leaf of a pytree lies in its vector: the structure, the leaves' shapes and dtypes, the word.
 
-    Hashable, so a compiled call takes it as a static argument.
+    Leaves of one dtype lie side by side (the dtypes in the order they first appear, the leaves of each
+    in tree order), so packing converts each dtype once, not each leaf. Hashable, so a compiled call
+    takes it as a static argument.
     """
 
     treedef: Any
     shapes: tuple[tuple[int, ...], ...]
     dtypes: tuple[np.dtype, ...]
-    offsets: tuple[int, ...]  # where each leaf starts, in words, and the vector's length last
+    groups: tuple[tuple[np.dtype, tuple[int, ...]], ...]  # each dtype and its leaves, in vector order
+    starts: tuple[int, ...]  # where each leaf starts, in words
     word: np.dtype
 
     @classmethod
@@ -45,15 +49,26 @@ class Layout(NamedTuple):
         """The layout of ``tree`` (arrays or tracers); ``None`` if a leaf is not a real number or a boolean
         (a typed PRNG key, say), or is wider than every float leaf (an ``int64`` beside float32 leaves)."""
         leaves, treedef = jax.tree.flatten(tree)
-        dtypes = tuple(np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype for x in leaves)
+        try:
+            dtypes = tuple(np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype for x in leaves)
+        except TypeError:  # an extended dtype (a typed PRNG key) has no NumPy dtype
+            return None
         if not all(dt.kind in "biuf" for dt in dtypes):
             return None
         widest = max((dt.itemsize for dt in dtypes), default=4)
-        word = np.dtype(np.float64 if widest == 8 else np.float32)
         if widest > 8 or (widest == 8 and not jax.config.read("jax_enable_x64")):
             return None
         shapes = tuple(tuple(np.shape(x)) for x in leaves)
-        return cls(treedef, shapes, dtypes, tuple(itertools.accumulate(map(math.prod, shapes), initial=0)), word)
+        members: dict[np.dtype, list[int]] = {}
+        for i, dt in enumerate(dtypes):
+            members.setdefault(dt, []).append(i)
+        starts, position = [0] * len(leaves), 0
+        for indices in members.values():
+            for i in indices:
+                starts[i], position = position, position + math.prod(shapes[i])
+        groups = tuple((dt, tuple(indices)) for dt, indices in members.items())
+        word = np.dtype(np.float64 if widest == 8 else np.float32)
+        return cls(treedef, shapes, dtypes, groups, tuple(starts), word)
 
     @classmethod
     def exact(cls, tree: Any) -> Layout:
@@ -67,39 +82,68 @@ class Layout(NamedTuple):
     @property
     def size(self) -> int:
         """The vector's length, in words."""
-        return self.offsets[-1]
+        return sum(math.prod(shape) for shape in self.shapes)
 
     def spec(self) -> jax.ShapeDtypeStruct:
         """The vector's shape and dtype (to compile a call for it)."""
         return jax.ShapeDtypeStruct((self.size,), self.word)
 
-    def _encode(self, x: Any, dtype: np.dtype) -> Any:
-        x = jnp.ravel(jnp.asarray(x, dtype))
-        if dtype.itemsize == self.word.itemsize:
-            return jax.lax.bitcast_convert_type(x, self.word)
-        return x.astype(self.word)
+    def _group_span(self, indices: tuple[int, ...]) -> tuple[int, int]:
+        first, last = indices[0], indices[-1]
+        return self.starts[first], self.starts[last] + math.prod(self.shapes[last])
 
-    def _decode(self, words: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        if dtype == np.bool_:
-            leaf = words != 0
-        elif dtype.itemsize == self.word.itemsize:
-            leaf = jax.lax.bitcast_convert_type(words, dtype)
-        else:
-            leaf = words.astype(dtype)
-        return jnp.reshape(leaf, shape)
+    def _carrier(self, dtype: np.dtype) -> np.dtype | None:
+        """What a narrower float is bit-cast to before it is converted to a word: the unsigned integer of its
+        width (converting the float itself would flush its subnormals on XLA:CPU); ``None``: no bit-cast."""
+        return np.dtype(f"uint{8 * dtype.itemsize}") if dtype.kind == "f" and dtype != self.word else None
 
     def pack(self, tree: Any) -> Any:
-        """``tree``'s leaves, in order, as one vector of words (traceable)."""
-        leaves = [self._encode(x, dt) for x, dt in zip(jax.tree.leaves(tree), self.dtypes, strict=True)]
-        return jnp.concatenate(leaves) if leaves else jnp.zeros((0,), self.word)
+        """``tree``'s leaves as one vector of words (traceable): each dtype's leaves joined, then encoded."""
+        leaves = jax.tree.leaves(tree)
+        parts = []
+        for dtype, indices in self.groups:
+            joined = jnp.concatenate([jnp.ravel(jnp.asarray(leaves[i], dtype)) for i in indices])
+            if dtype.itemsize == self.word.itemsize:
+                parts.append(jax.lax.bitcast_convert_type(joined, self.word))
+                continue
+            carrier = self._carrier(dtype)
+            if carrier is not None:
+                joined = jax.lax.bitcast_convert_type(joined, carrier)
+            parts.append(joined.astype(self.word))
+        return jnp.concatenate(parts) if parts else jnp.zeros((0,), self.word)
 
     def unpack(self, vector: Any) -> Any:
-        """The tree :meth:`pack` made ``vector`` from (traceable)."""
-        leaves = [
-            self._decode(vector[start:end], shape, dtype)
-            for shape, dtype, start, end in zip(self.shapes, self.dtypes, self.offsets, self.offsets[1:])
-        ]
+        """The tree :meth:`pack` made ``vector`` from (traceable): each dtype decoded once, then sliced."""
+        leaves: list[Any] = [None] * len(self.shapes)
+        for dtype, indices in self.groups:
+            start, end = self._group_span(indices)
+            words = vector[start:end]
+            carrier = self._carrier(dtype)
+            if dtype == np.bool_:
+                decoded = words != 0
+            elif dtype.itemsize == self.word.itemsize:
+                decoded = jax.lax.bitcast_convert_type(words, dtype)
+            elif carrier is not None:
+                decoded = jax.lax.bitcast_convert_type(words.astype(carrier), dtype)
+            else:
+                decoded = words.astype(dtype)
+            for i in indices:
+                offset = self.starts[i] - start
+                leaves[i] = jnp.reshape(decoded[offset : offset + math.prod(self.shapes[i])], self.shapes[i])
         return jax.tree.unflatten(self.treedef, leaves)
+
+    def pack_host(self, tree: Any) -> np.ndarray:
+        """:meth:`pack` in NumPy: a host vector for a compiled call to unpack (one argument, one transfer)."""
+        vector = np.empty(self.size, self.word)
+        for x, shape, dtype, start in zip(jax.tree.leaves(tree), self.shapes, self.dtypes, self.starts, strict=True):
+            flat = np.asarray(x, dtype).ravel()
+            carrier = self._carrier(dtype)
+            if dtype.itemsize == self.word.itemsize:
+                flat = flat.view(self.word)
+            elif carrier is not None:
+                flat = flat.view(carrier)
+            vector[start : start + math.prod(shape)] = flat
+        return vector
 
     def unpack_host(self, vector: np.ndarray) -> Any:
         """:meth:`unpack` in NumPy, each leaf a copy."""
@@ -107,11 +151,15 @@ class Layout(NamedTuple):
 
     def host_leaf(self, vector: np.ndarray, index: int) -> np.ndarray:
         """Leaf ``index`` alone, from a host copy of the vector (a tuple's top-level arrays are its first leaves)."""
-        words, dtype = vector[self.offsets[index] : self.offsets[index + 1]], self.dtypes[index]
+        start, dtype = self.starts[index], self.dtypes[index]
+        words = vector[start : start + math.prod(self.shapes[index])]
+        carrier = self._carrier(dtype)
         if dtype == np.bool_:
             leaf = words != 0
         elif dtype.itemsize == self.word.itemsize:
             leaf = words.view(dtype).copy()
+        elif carrier is not None:
+            leaf = words.astype(carrier).view(dtype)
         else:
             leaf = words.astype(dtype)
         return leaf.reshape(self.shapes[index])
