@@ -1,7 +1,6 @@
 """``bayesbandit.agent._packed.Layout``: a pytree as one vector of words and back, exactly, on device and host."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

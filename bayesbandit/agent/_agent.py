@@ -42,6 +42,10 @@ import numpy as np
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
 from bayesbandit.agent._calls import (
+    INFO,
+    NEXT_ACTION,
+    SELECT_INFO,
+    UPDATE_INFO,
     CompileAhead,
     calls_for,
     draw_data,
@@ -136,6 +140,11 @@ class Agent:
     Notes
     -----
     Every method may be called from any number of threads (the module docstring says how).
+
+    On a fixed arm set an ``update`` also selects for the next draw from the state it leaves, in
+    the same compiled call, and the next ``select`` returns that selection if nothing changed in
+    between (the same bits it would compute): select + update is one compiled call a round
+    (``bayesbandit/agent/_calls.py``).
 
     Examples
     --------
@@ -420,7 +429,7 @@ class Agent:
                 number = self._next_draw()
                 self._next_selection = None  # a draw is taken: its selection is current now or never
                 if ready is not None and ready.held is held and ready.draw == number:
-                    action, info = ready.report.leaf(1), ReportPart(ready.report, 3)
+                    action, info = ready.report.leaf(NEXT_ACTION), ReportPart(ready.report, SELECT_INFO)
                     self._after_select(arms_np, arms_call, info)
                 else:
                     ready = None
@@ -596,36 +605,40 @@ class Agent:
             index = check_action(action, num_arms, shape)
         value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
         action_host = index if self._catalogue else index.astype(np.int32)
-        info: Any = None
 
-        def failure() -> tuple[Any, str]:
+        def failure(info: Any) -> tuple[Any, str]:
             return _unpacked(info), f"for reward {reward!r} of action {action!r}"
 
-        if self._layout is not None:  # the update and the next selection in one call
-            held, number = self._current, self._draws
-            inputs = self._round_inputs.pack_host((action_host, value, draw_data(number)))
-            buffer, packed = self._packed_call(1)(held.buffer(), arms_call, self._key, inputs)
-            if self._report_layout is None:
-                self._report_layout = self._calls.reports[("round", self._packed_key)]
-                out_layout = self._calls.reports[("state", self._packed_key)]
-                self._changed_layout = out_layout if out_layout != self._layout else None
-            report = Report(packed, self._report_layout)
-            new, info = HeldState(None, buffer, self._changed_layout or self._layout), ReportPart(report, 2)
-            self._commit(new, info, 1, failure)
-            self._next_selection = _NextSelection(new, number, report)
-            if self._changed_layout is not None:  # a policy that changes its state's dtypes: follow it
-                self._use_layout(self._changed_layout)
+        if self._layout is not None:
+            self._round(action_host, value, arms_call, failure)
             return value
         state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         call_signature = signature(self.policy, state, arms_call, self._buffered)
         update = self._ahead.executable(1, call_signature, self._calls.update) if self._ahead else self._calls.update
         new_state, info = update(state, arms_call, action_host, value)
         if self._kind == "jax":
-            info = ReportPart(Report(info, self._calls.reports[("update", call_signature)]), 1)
+            info = ReportPart(Report(info, self._calls.reports[("update", call_signature)]), INFO)
         self._commit(self._hold(new_state), info, 1, failure)
         if self._ahead is not None:
             self._ahead.schedule(self.state, self._key, (arms_call, action_host, value))
         return value
+
+    def _round(self, action: np.ndarray, value: np.ndarray, arms_call: Any, failure: Any) -> None:
+        """Update with ``(action, value)`` and select for the next draw in one call (``._calls._round``); commit
+        the update and keep the selection for the next ``select`` (under the lock)."""
+        held, number = self._current, self._draws
+        inputs = self._round_inputs.pack_host((action, value, draw_data(number)))
+        buffer, packed = self._packed_call(1)(held.buffer(), arms_call, self._key, inputs)
+        if self._report_layout is None:  # known once the round is traced
+            self._report_layout = self._calls.reports[("round", self._packed_key)]
+            out_layout = self._calls.reports[("state", self._packed_key)]
+            self._changed_layout = out_layout if out_layout != self._layout else None
+        report = Report(packed, self._report_layout)
+        new = HeldState(None, buffer, self._changed_layout or self._layout)
+        self._commit(new, ReportPart(report, UPDATE_INFO), 1, failure)
+        self._next_selection = _NextSelection(new, number, report)
+        if self._changed_layout is not None:  # a policy that changes its state's dtypes: follow it
+            self._use_layout(self._changed_layout)
 
     def update_many(self, actions: Any, rewards: Any, *, arms: ArrayLike | None = None) -> None:
         """Record several rewards in one compiled call (batched or delayed feedback), in order.
@@ -686,7 +699,7 @@ class Agent:
         state = self.policy.reserve(self.state, count) if self._buffered else self.state
         new_state, info = self._calls.update_many(arms_per_row, state, arms_call, index, value)
 
-        def first_failure() -> tuple[Any, str]:
+        def first_failure(info: Any) -> tuple[Any, str]:
             row = int(np.argmin(np.asarray(info.converged).reshape(count, -1).all(axis=1)))
             return jax.tree.map(lambda leaf: leaf[row], info), f"in row {row} (reward {value[row]!r})"
 
@@ -727,11 +740,11 @@ class Agent:
     def _commit(self, new: HeldState, info: Any, count: int, failure: Any) -> None:
         """Keep the updated state, or raise if it is not finite; warn (once per kind) if a fit did not converge.
 
-        ``failure()`` returns the info of the update to explain and words saying which one it was.
+        ``failure(info)`` returns the Info of the update to explain and words saying which one it was.
         """
         converged = info.all_converged if isinstance(info, ReportPart) else bool(np.all(np.asarray(info.converged)))
         if not converged:
-            failed, where = failure()
+            failed, where = failure(info)
             if self._kind == "jax":
                 leaves = jax.tree.leaves(new.tree())
                 floats = [np.asarray(x) for x in leaves if jnp.issubdtype(x.dtype, jnp.inexact)]

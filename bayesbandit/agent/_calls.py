@@ -77,6 +77,12 @@ class Reports(dict):
     ``"state"``), filled when the call is traced."""
 
 
+# Where a report keeps each part: ``(converged, info)`` for an update (INFO); ``(converged, next action,
+# update Info, select Info)`` for a round (:func:`_round`).
+INFO = 1
+NEXT_ACTION, UPDATE_INFO, SELECT_INFO = 1, 2, 3
+
+
 def _report(reports: Reports, key: tuple, converged: Any, *rest: Any) -> Any:
     """``(converged, *rest)`` packed in one vector (:mod:`._packed`), its layout recorded in ``reports``.
 
