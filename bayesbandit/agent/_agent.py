@@ -144,7 +144,7 @@ class Agent:
     On a fixed arm set an ``update`` also selects for the next draw from the state it leaves, in
     the same compiled call, and the next ``select`` returns that selection if nothing changed in
     between (the same bits it would compute): select + update is one compiled call a round
-    (``bayesbandit/agent/_calls.py``).
+    (``bayesbandit/agent/_calls.py``), once that call has compiled in the background.
 
     Examples
     --------
@@ -278,22 +278,23 @@ class Agent:
         ``None`` (a leaf that cannot be packed, a typed key): the calls take the state's tree."""
         self._layout = layout
         self._next_selection = None
-        self._packed_ready: list[Any] = [None, None]  # the calls _packed_call found, kept
+        self._packed_ready: dict[int, Any] = {}  # the calls _packed_call found, kept
+        self._round_compiled = False  # until then updates take the plain update (CompileAhead.prepare)
         self._report_layout: Layout | None = None  # the round's report's, known once it is traced
         self._changed_layout: Layout | None = None  # the round's state's, if not ``layout``
         if layout is None:
             return
         self._packed_key = packed_signature(self._arms_call, layout)
         self._round_inputs = round_inputs(tuple(self.policy.action_shape) if self._combinatorial else ())
-        self._packed_calls = (
-            functools.partial(self._calls.select_packed, layout),
-            functools.partial(self._calls.round, layout, self._round_inputs),
-        )
+        self._packed_calls = {
+            0: functools.partial(self._calls.select_packed, layout),
+            2: functools.partial(self._calls.round, layout, self._round_inputs),
+        }
         self._current = self._hold(self._current.tree())
 
     def _packed_call(self, which: int) -> Any:
-        """The packed select (0) or round (1): compiled ahead when it was, else jitted."""
-        call = self._packed_ready[which]
+        """The packed select (0) or round (2): compiled ahead when it was, else jitted."""
+        call = self._packed_ready.get(which)
         if call is None:
             jitted = self._packed_calls[which]
             call = self._packed_ready[which] = (
@@ -609,12 +610,13 @@ class Agent:
         def failure(info: Any) -> tuple[Any, str]:
             return _unpacked(info), f"for reward {reward!r} of action {action!r}"
 
-        if self._layout is not None:
+        if self._layout is not None and self._round_ready():
             self._round(action_host, value, arms_call, failure)
             return value
         state = self.policy.reserve(self.state, 1) if self._buffered else self.state
         call_signature = signature(self.policy, state, arms_call, self._buffered)
-        update = self._ahead.executable(1, call_signature, self._calls.update) if self._ahead else self._calls.update
+        ahead_id = call_signature if self._layout is None else self._packed_key
+        update = self._ahead.executable(1, ahead_id, self._calls.update) if self._ahead else self._calls.update
         new_state, info = update(state, arms_call, action_host, value)
         if self._kind == "jax":
             info = ReportPart(Report(info, self._calls.reports[("update", call_signature)]), INFO)
@@ -623,12 +625,18 @@ class Agent:
             self._ahead.schedule(self.state, self._key, (arms_call, action_host, value))
         return value
 
+    def _round_ready(self) -> bool:
+        """Whether the round is compiled (without compiling ahead, it compiles on its first call)."""
+        if not self._round_compiled:
+            self._round_compiled = self._ahead is None or self._ahead.done(2, self._packed_key)
+        return self._round_compiled
+
     def _round(self, action: np.ndarray, value: np.ndarray, arms_call: Any, failure: Any) -> None:
         """Update with ``(action, value)`` and select for the next draw in one call (``._calls._round``); commit
         the update and keep the selection for the next ``select`` (under the lock)."""
         held, number = self._current, self._draws
         inputs = self._round_inputs.pack_host((action, value, draw_data(number)))
-        buffer, packed = self._packed_call(1)(held.buffer(), arms_call, self._key, inputs)
+        buffer, packed = self._packed_call(2)(held.buffer(), arms_call, self._key, inputs)
         if self._report_layout is None:  # known once the round is traced
             self._report_layout = self._calls.reports[("round", self._packed_key)]
             out_layout = self._calls.reports[("state", self._packed_key)]

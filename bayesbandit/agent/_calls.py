@@ -7,7 +7,10 @@ they are the policy's own functions, with Python loops for the batches.
 A fixed-arm agent plays with two more: ``select_packed``, and ``round`` (:func:`_round`), the update
 followed by the selection of the next draw from the updated state, the state in and out as one
 vector (:mod:`._packed`). A select that finds that selection still current (no other update, no
-other draw since) takes it, so select + update is one compiled call, not two.
+other draw since) takes it, so select + update is one compiled call, not two. Compiled ahead, the
+round starts compiling once the select is done, and until it is ready the agent updates with the
+plain ``update`` (compiled beside the select): the first decision and update wait for no more XLA
+than they would without the round.
 
 :class:`CompileAhead` compiles ``select`` and ``update`` before they are called, side by side in
 background threads: a fixed-arm agent's first two calls when it is created (the first decision
@@ -265,12 +268,12 @@ class CompileAhead:
         self._policy = policy
         self._calls = calls
         self._buffered = isinstance(policy, Buffered)
-        self._ready: dict[tuple, tuple[Future, Future]] = {}  # (capacity, argument specs) -> (select, update)
+        self._ready: dict[tuple, tuple[Future, ...]] = {}  # (capacity, argument specs) -> (select, update[, round])
         self._done: dict[tuple, Any] = {}  # (which, signature) -> its executable, once compiled
         self._pool: ThreadPoolExecutor | None = None
 
     def executable(self, which: int, call_signature: tuple, jitted: Any) -> Any:
-        """``select`` (``which = 0``) or the update (1) to call: compiled ahead for this signature (:func:`signature`,
+        """``select`` (``which = 0``), the update (1) or a fixed-arm agent's round (2) to call: compiled ahead for this signature (:func:`signature`,
         and the state's :class:`Layout` for the packed calls) when scheduled (waiting for its compilation if
         needed), with ``jitted`` for arguments of other types; else ``jitted``."""
         compiled = self._done.get((which, call_signature))
@@ -293,9 +296,24 @@ class CompileAhead:
             zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
             self._submit(signature(self._policy, state, arms, self._buffered), state, key, (arms, *zeros), select)
             return
+        # The round compiles after the select, and the agent plays its first rounds with the plain update
+        # (two calls) until it is ready: the first decision and update wait for no more XLA than before.
+        zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
+        update = self._calls.update.lower(state, *(_spec(x) for x in (arms, *zeros)))
         inputs = round_inputs(action.shape)
-        update = self._calls.round.lower(layout, inputs, layout.spec(), _spec(arms), _spec(key), inputs.spec())
-        self._compile(packed_signature(arms, layout), select, update)
+        round_ = self._calls.round.lower(layout, inputs, layout.spec(), _spec(arms), _spec(key), inputs.spec())
+        ahead_id = packed_signature(arms, layout)
+        self._compile(ahead_id, select, update)
+        round_future: Future = Future()
+
+        def compile_round(_: Future) -> None:
+            try:
+                round_future.set_result(round_.compile())
+            except Exception as exc:  # noqa: BLE001 (handed to whoever waits for it)
+                round_future.set_exception(exc)
+
+        self._ready[ahead_id][0].add_done_callback(compile_round)
+        self._ready[ahead_id] = (*self._ready[ahead_id], round_future)
 
     def schedule(self, state: Any, key: Any, update_args: tuple) -> None:
         """Half-full buffer: compile for the doubled one in the background."""
@@ -317,6 +335,11 @@ class CompileAhead:
     def _compile(self, ahead_id: tuple, select: Any, update: Any) -> None:
         self._pool = self._pool or ThreadPoolExecutor(max_workers=2, thread_name_prefix="bayesbandit-compile")
         self._ready[ahead_id] = (self._pool.submit(select.compile), self._pool.submit(update.compile))
+
+    def done(self, which: int, call_signature: tuple) -> bool:
+        """Whether call ``which`` for this signature is compiled (or was never scheduled: the jitted one serves)."""
+        futures = self._ready.get(call_signature)
+        return futures is None or futures[which].done()
 
     def pending(self) -> list[Future]:
         """The background compilations scheduled so far."""

@@ -18,7 +18,6 @@ GLM-TSL round's report has a dozen small integer and Boolean leaves).
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, NamedTuple
 
@@ -165,16 +164,6 @@ class Layout(NamedTuple):
         return leaf.reshape(self.shapes[index])
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _pack(layout: Layout, tree: Any) -> Any:
-    return layout.pack(tree)
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _unpack(layout: Layout, buffer: Any) -> Any:
-    return layout.unpack(buffer)
-
-
 class HeldState:
     """An agent's state: as a pytree, as the vector of its :class:`Layout`, or both, each made from the
     other on first use (one compiled call). Replaced whole on every change, so a thread holding one reads
@@ -186,13 +175,15 @@ class HeldState:
         self._tree, self._buffer, self.layout = tree, buffer, layout
 
     def tree(self) -> Any:
-        if self._tree is None:
-            self._tree = _unpack(self.layout, self._buffer)
+        if self._tree is None:  # on the host: no program to compile for a conversion made now and then
+            assert self.layout is not None  # a held state without a tree has a vector, hence a layout
+            self._tree = jax.tree.map(jnp.asarray, self.layout.unpack_host(np.asarray(self._buffer)))
         return self._tree
 
     def buffer(self) -> Any:
         if self._buffer is None:
-            self._buffer = _pack(self.layout, self._tree)
+            assert self.layout is not None, "a state without a layout is never packed"
+            self._buffer = jnp.asarray(self.layout.pack_host(self._tree))
         return self._buffer
 
 
