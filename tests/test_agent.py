@@ -246,6 +246,7 @@ def test_one_call_rounds_choose_what_the_policy_chooses(name, policy):
     select takes while it is current. Through every interleaving (select then update; selections in a row;
     updates in a row; decisions rewarded out of order; a decay and a save and load in between) the agent
     chooses what the pure policy API chooses from the same states and keys, and ends in its state."""
+
     def compiled(agent):  # the round compiles after the select; until then updates are plain (two calls)
         for future in agent._ahead.pending():
             future.result()
