@@ -125,17 +125,20 @@ def _round(
     :func:`round_inputs`): one transfer, not three (41.6 against 49.5 us a call). The state comes
     packed by ``layout`` and goes packed by its own (recorded in ``reports`` under
     ``"state"``: another only for a policy that changes its state's dtypes, which the agent then
-    follows); the report is ``(converged, next action, update Info, select Info)``. The selection is what ``select`` would return next if nothing else happens first: the
-    same state, arms, key and draw, so the same bits. A select that finds it still current takes it instead
-    of a compiled call of its own (``Agent``), so a round of select and update is one call.
+    follows); the report is ``(converged, next action, update Info, select Info)``. The selection is
+    what ``select`` would return next if nothing else happens first: the same state, arms, key and
+    draw, so the same bits. A select that finds it still current takes it instead of a compiled call
+    of its own (``Agent``), so a round of select and update is one call.
     """
     action, feedback, draw = inputs_layout.unpack(inputs)
     state_out, info = policy.update(layout.unpack(state), arms, action, feedback)
     next_action, select_info = _select(policy, state_out, arms, key, draw)
     out_layout = Layout.exact(state_out)  # the layout's own unless the update changes the state's dtypes
-    reports[("state", packed_signature(arms, layout))] = out_layout
-    report_key = ("round", packed_signature(arms, layout))
-    return out_layout.pack(state_out), _report(reports, report_key, info.converged, next_action, info, select_info)
+    ahead_id = packed_signature(arms, layout)
+    reports[("state", ahead_id)] = out_layout
+    return out_layout.pack(state_out), _report(
+        reports, ("round", ahead_id), info.converged, next_action, info, select_info
+    )
 
 
 def _select_many(policy: Any, n: int, state: Any, arms: Any, key: Any, draw: Any) -> tuple[Any, Any]:
@@ -306,13 +309,17 @@ class CompileAhead:
         self._compile(ahead_id, select, update)
         round_future: Future = Future()
 
-        def compile_round(_: Future) -> None:
+        def compile_round() -> None:
             try:
                 round_future.set_result(round_.compile())
             except Exception as exc:  # noqa: BLE001 (handed to whoever waits for it)
                 round_future.set_exception(exc)
 
-        self._ready[ahead_id][0].add_done_callback(compile_round)
+        # In a worker, even when the select is already compiled (a callback on a done future runs at once,
+        # in this thread: the agent's constructor).
+        pool = self._pool
+        assert pool is not None  # made by _compile
+        self._ready[ahead_id][0].add_done_callback(lambda _: pool.submit(compile_round))
         self._ready[ahead_id] = (*self._ready[ahead_id], round_future)
 
     def schedule(self, state: Any, key: Any, update_args: tuple) -> None:
