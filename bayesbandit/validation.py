@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -91,6 +91,19 @@ def check_int(owner: str, name: str, value: Any, *, low: int = 0, high: int | No
             f"Fix: pass {name}= a whole number in that range."
         )
     return int(value)
+
+
+def check_compiler_options(owner: str, value: Any) -> dict[str, Any] | None:
+    """Return ``value``, XLA options for a compiled run (``{"xla_backend_optimization_level": 0}``), as a dict
+    with string keys, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise InvalidInput(
+            f"The 'compiler_options' parameter of {owner} must be a dict of XLA options or None. Got {value!r} "
+            "instead. Fix: pass a dict such as {'xla_backend_optimization_level': 0}, or omit it."
+        )
+    return dict(value)
 
 
 def check_choice(owner: str, name: str, value: Any, choices: Sequence[Any]) -> Any:

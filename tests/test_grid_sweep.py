@@ -62,3 +62,14 @@ def test_two_classes_with_the_same_tree_shape_never_share_an_executable():
     np.testing.assert_allclose(first, both.sel(policy="ucb"))
     np.testing.assert_allclose(second, both.sel(policy="ts"))
     assert not np.allclose(first, second)
+
+
+def test_compiler_options_reach_xla_and_keep_the_results():
+    env, configs = LinearBandit(K=5, d=2), [bb.LinTS(v=v) for v in (0.1, 1.0)]
+    default = sweep(configs, env, horizon=20, runs=3)
+    quick = sweep(configs, env, horizon=20, runs=3, compiler_options={"xla_backend_optimization_level": 0})
+    np.testing.assert_allclose(quick.regret.values, default.regret.values, rtol=1e-5, atol=1e-5)
+    with pytest.raises(Exception, match="no_such_xla_option"):  # XLA's own refusal: the options reach it
+        sweep(configs, env, horizon=20, runs=3, compiler_options={"no_such_xla_option": 1})
+    with pytest.raises(InvalidInput, match="'compiler_options' parameter of sweep"):
+        sweep(configs, env, horizon=20, runs=3, compiler_options="fast")

@@ -40,7 +40,7 @@ from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_budget, check_
 from bayesbandit.envs import Instance, describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh, to_host, to_mesh
-from bayesbandit.validation import check_int
+from bayesbandit.validation import check_compiler_options, check_int
 
 __all__ = ["evaluate", "replication_keys", "summarize", "concat_replications"]
 
@@ -84,13 +84,15 @@ _COMPILED: OrderedDict[Any, Any] = OrderedDict()
 _CACHE_SIZE = 32  # executables kept (least recently used dropped): each holds native code and memory maps
 
 
-def _compile(algorithm: BAIAlgorithm, env: BAIEnv, budget: int, example: Any, mesh: Any) -> tuple[Any, float]:
-    """The compiled replication batch (split over the mesh's devices, if any) and the seconds
-    compiling took now (0 when reused: the executables of the last 32 hashable (algorithm, env,
-    budget, batch size, devices) are kept)."""
+def _compile(
+    algorithm: BAIAlgorithm, env: BAIEnv, budget: int, example: Any, mesh: Any, options: dict[str, Any] | None
+) -> tuple[Any, float]:
+    """The compiled replication batch (split over the mesh's devices, if any; XLA ``options``) and the
+    seconds compiling took now (0 when reused: the executables of the last 32 hashable (algorithm,
+    env, budget, batch size, devices, options) are kept)."""
     devices = None if mesh is None else tuple(mesh.devices.flat)
     try:
-        key: Any = (algorithm, env, budget, example[1].shape, devices)
+        key: Any = (algorithm, env, budget, example[1].shape, devices, tuple(sorted((options or {}).items())))
         hash(key)
     except TypeError:
         key = None
@@ -99,7 +101,9 @@ def _compile(algorithm: BAIAlgorithm, env: BAIEnv, budget: int, example: Any, me
         return _COMPILED[key], 0.0
     t0 = time.perf_counter()
     split = (PartitionSpec(RUNS_AXIS), PartitionSpec(RUNS_AXIS))
-    compiled = compile_over_runs(_runner(algorithm, env, budget), example, split, mesh)  # identify checks the budget
+    compiled = compile_over_runs(
+        _runner(algorithm, env, budget), example, split, mesh, options
+    )  # identify checks budget
     if key is not None:
         _COMPILED[key] = compiled
         while len(_COMPILED) > _CACHE_SIZE:
@@ -127,6 +131,7 @@ def evaluate(
     batch_size: int = 250,
     progress: bool = False,
     first_replication: int = 0,
+    compiler_options: dict[str, Any] | None = None,
 ) -> xr.Dataset:
     """Paired replications of BAI algorithms on one environment and budget.
 
@@ -150,6 +155,9 @@ def evaluate(
         first_replication + replications - 1`` are run (the ``replication`` coordinate), each
         with the keys of its index, so blocks join into one evaluation
         (:func:`concat_replications`).
+    compiler_options : dict, optional
+        XLA options for the compiled replications, as in :func:`bayesbandit.simulate`
+        (``{"xla_backend_optimization_level": 0}`` compiles faster and runs slower).
 
     Returns
     -------
@@ -171,6 +179,7 @@ def evaluate(
             f"evaluate: the 'progress' argument must be a bool. Got {progress!r}. Fix: pass True or False."
         )
     budget = check_budget("evaluate", budget, env.num_arms, 1)
+    compiler_options = check_compiler_options("evaluate", compiler_options)
     batch = min(batch_size, replications)
     mesh = runs_mesh()  # several devices: each batch is split over them (bayesbandit.sharding)
     if mesh is not None:
@@ -183,7 +192,7 @@ def evaluate(
     per_replication = PartitionSpec(RUNS_AXIS)
     chunks = [(to_mesh(c, mesh, per_replication), v) for c, v in _batches((instances, run_keys), replications, batch)]
     for name, algorithm in named.items():
-        compiled, compile_seconds = _compile(algorithm, env, budget, chunks[0][0], mesh)
+        compiled, compile_seconds = _compile(algorithm, env, budget, chunks[0][0], mesh, compiler_options)
         parts: list[tuple[np.ndarray, ...]] = []
         bar = _progress(progress, len(chunks), name)
         t0 = time.perf_counter()

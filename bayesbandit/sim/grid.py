@@ -25,7 +25,7 @@ import xarray as xr
 from bayesbandit.contract import Combinatorial, ModelBased, policy_kind
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.round import init_run, key_streams, play_round
-from bayesbandit.validation import check_int
+from bayesbandit.validation import check_compiler_options, check_int
 
 __all__ = ["sweep", "stack_policies"]
 
@@ -67,7 +67,6 @@ def _one_run(
     return reward, regret
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2))
 def _grid_runs(
     structure: tuple[type, Any],
     env: Any,
@@ -90,6 +89,12 @@ def _grid_runs(
     return jax.vmap(over_runs, in_axes=(0, None, None, None))(leaves, env_keys, pull_keys, policy_keys)
 
 
+@functools.lru_cache(maxsize=8)
+def _compiled_grid(options: tuple[tuple[str, Any], ...]) -> Any:
+    """:func:`_grid_runs` jitted with these XLA options (one cache of executables per set of options)."""
+    return jax.jit(_grid_runs, static_argnums=(0, 1, 2), compiler_options=dict(options) or None)
+
+
 def sweep(
     policies: Sequence[Any],
     env: Any,
@@ -100,6 +105,7 @@ def sweep(
     batch: int = 25,
     labels: Sequence[str] | None = None,
     first_run: int = 0,
+    compiler_options: dict[str, Any] | None = None,
 ) -> xr.Dataset:
     """Play every configuration in ``policies`` on the same ``runs`` instances, compiled once.
 
@@ -117,6 +123,9 @@ def sweep(
     first_run : int
         The global index of the first run (as in :func:`~bayesbandit.sim.simulate`): runs
         ``first_run, ..., first_run + runs - 1`` are played, the ``run`` coordinate.
+    compiler_options : dict, optional
+        XLA options for the compiled experiment, as in :func:`~bayesbandit.sim.simulate`
+        (``{"xla_backend_optimization_level": 0}`` compiles faster and runs slower).
 
     Returns
     -------
@@ -145,6 +154,7 @@ def sweep(
     runs = check_int("sweep", "runs", runs, low=1)
     batch = check_int("sweep", "batch", batch, low=1)
     first_run = check_int("sweep", "first_run", first_run, low=0, high=2**32 - runs)
+    grid_runs = _compiled_grid(tuple(sorted((check_compiler_options("sweep", compiler_options) or {}).items())))
     stacked, treedef = stack_policies(policies)
     structure = (type(policies[0]), treedef)
     keys = key_streams(seed, runs, first_run)
@@ -154,7 +164,7 @@ def sweep(
         stop = min(start + size, len(policies))
         rows = np.minimum(np.arange(start, start + size), len(policies) - 1)  # the last batch padded: one executable
         part = [x[rows] for x in stacked]
-        reward, regret = _grid_runs(structure, env, horizon, part, keys.env, keys.pull, keys.policy)
+        reward, regret = grid_runs(structure, env, horizon, part, keys.env, keys.pull, keys.policy)
         rewards.append(np.asarray(reward)[: stop - start])
         regrets.append(np.asarray(regret)[: stop - start])
     names = list(labels) if labels is not None else [repr(p) for p in policies]

@@ -22,7 +22,7 @@ from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.host import run_host
 from bayesbandit.sim.round import Round, key_streams
 from bayesbandit.sim.scan import run_scan
-from bayesbandit.validation import check_int
+from bayesbandit.validation import check_compiler_options, check_int
 
 __all__ = ["simulate"]
 
@@ -129,11 +129,7 @@ def simulate(
     first_run = check_int("simulate", "first_run", first_run, low=0, high=2**32 - runs)
     if progress is not None and not isinstance(progress, bool):
         raise InvalidInput(f"The 'progress' parameter of simulate must be a bool or None. Got {progress!r} instead.")
-    if compiler_options is not None and not isinstance(compiler_options, Mapping):
-        raise InvalidInput(
-            f"The 'compiler_options' parameter of simulate must be a dict of XLA options or None. "
-            f"Got {compiler_options!r} instead."
-        )
+    compiler_options = check_compiler_options("simulate", compiler_options)
     if record is not None and not callable(record):
         raise InvalidInput(f"The 'record' parameter of simulate must be callable or None. Got {record!r} instead.")
     for policy in named.values():

@@ -35,6 +35,28 @@ def test_paired_evaluation_is_reproducible_and_pairs_replications():
     assert float(ds.compile_seconds.sel(algorithm="GSE")) > 0 and float(ds.compile_seconds.sel(algorithm="same")) == 0
 
 
+def test_compiler_options_reach_xla_and_keep_the_choices():
+    algs = {"SH": SequentialHalving()}
+    default = evaluate(algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH)
+    quick = evaluate(
+        algs,
+        ENV,
+        BUDGET,
+        replications=30,
+        seed=3,
+        batch_size=BATCH,
+        compiler_options={"xla_backend_optimization_level": 0},
+    )
+    np.testing.assert_array_equal(quick.arm.values, default.arm.values)
+    assert float(quick.compile_seconds.sel(algorithm="SH")) > 0  # its own executable, not the default's
+    with pytest.raises(Exception, match="no_such_xla_option"):  # XLA's own refusal: the options reach it
+        evaluate(
+            algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH, compiler_options={"no_such_xla_option": 1}
+        )
+    with pytest.raises(InvalidInput, match="'compiler_options' parameter of evaluate"):
+        evaluate(algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH, compiler_options=["fast"])
+
+
 class Duplicates(SphereInstance):
     def reset(self, key):
         inst = super().reset(key)
