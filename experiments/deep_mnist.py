@@ -7,8 +7,10 @@ drawn uniformly per instance. Policies on the paper's network, ``784 -> 50 (ReLU
 examples: DeepFPL (``a = 1``, both activations), DeepFL (``a = 0``), repGLM-FPL with ``m`` in
 {1, 5, 10, 20}% of ``n`` (GLM-FPL, ``a = 0.5``, on the frozen embedding), and last-layer Laplace
 TS (``m = 5%``, GLM-TSL with ``a = 1`` on the embedding). Every policy sees the same instances,
-arm sets and reward draws (common random numbers); each is stored as soon as it finishes
-(``cells/``), so an interrupted run resumes.
+arm sets and reward draws (common random numbers). The experiment is a grid of parts
+(:class:`Figure2`: a policy and a block of instances), each stored in ``parts/`` as soon as it
+finishes, so an interrupted run resumes, and the parts can be computed on a Dask cluster or as
+shards of several jobs with the same numbers (:mod:`bayesbandit.scale`).
 
 The paper: MNIST's 60,000 training images, 500 instances (50 per class), ``n = 10,000``. Here:
 the images ``BAYESBANDIT_DATA/mnist`` holds (the 10,000-image test set in this project's data),
@@ -19,6 +21,8 @@ limits the scale on a CPU). ``--quick``: scikit-learn's 8x8 digits, no download.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import pathlib
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +35,8 @@ import bayesbandit as bb
 from bayesbandit.datasets.images import ImageData, load_digits, load_mnist
 from bayesbandit.errors import InvalidInput
 from bayesbandit.policies.neural import uniform_fraction
+from bayesbandit.scale import Part, PartStore, SimulateGrid, per_point, run_grid
+from bayesbandit.validation import check_int
 
 DESCRIPTION = (
     "The deep contextual bandit (Kveton et al. 2020, Fig. 2): DeepFPL, DeepFL, repGLM-FPL, last-layer TS on MNIST."
@@ -82,6 +88,25 @@ def _data(quick: bool) -> ImageData:
         ) from exc
 
 
+class Figure2(SimulateGrid):
+    """The figure as a :class:`~bayesbandit.scale.Grid`: one part per policy and block of instances.
+
+    The parts of :class:`~bayesbandit.scale.SimulateGrid` (a part's instances are those of one
+    whole ``simulate`` with the same seed, bit for bit), whose settings also name the images by
+    their content: a stored part is reused only for the same images, wherever they were loaded from.
+    """
+
+    @functools.cached_property
+    def _images(self) -> str:
+        data = self.env.data
+        digest = hashlib.sha256(data.images.tobytes() + data.labels.tobytes()).hexdigest()[:16]
+        return f"{data.images.shape[0]} images of {data.images.shape[1]} pixels, sha256 {digest}"
+
+    def settings(self, part: Part) -> dict[str, Any]:
+        """:class:`~bayesbandit.scale.SimulateGrid`'s settings and the images' fingerprint."""
+        return {**super().settings(part), "images": self._images}
+
+
 def run(
     out_dir: Any,
     *,
@@ -91,32 +116,51 @@ def run(
     seed: int = 0,
     progress: bool = False,
     policies: Sequence[str] | None = None,
+    block: int | None = None,
+    client: Any = None,
+    shard_of: tuple[int, int] | None = None,
+    sources: tuple[str | pathlib.Path, ...] = (),
+    compute: bool = True,
 ) -> dict[str, pathlib.Path]:
-    """Every policy not stored yet in ``out_dir/cells``, then the curves, the table and the summary.
+    """The parts not stored yet in ``out_dir/parts``, then the curves, the table and the summary.
 
-    ``policies``: names or name prefixes to run (e.g. ``["DeepFPL", "DeepFL"]`` for the networks
-    alone at the paper's horizon, where the neural-linear heads' full-history fits are costly).
+    Parameters
+    ----------
+    out_dir : path
+    quick : bool
+        scikit-learn's 8x8 digits, 8 instances of 600 rounds and a 16-unit network, instead of the
+        paper's 500 instances of 10,000 rounds and 50 units on MNIST.
+    runs, horizon : int, optional
+        Override the number of instances / the horizon.
+    seed : int
+    progress : bool
+        A progress bar over the parts.
+    policies : sequence of str, optional
+        Names or name prefixes to run (e.g. ``["DeepFPL", "DeepFL"]`` for the networks alone at the
+        paper's horizon, where the neural-linear heads' full-history fits are costly).
+    block : int, optional
+        Instances per part (default 50; 4 in quick mode).
+    client, shard_of, sources, compute
+        Where the parts are computed and which stored parts are used, as in
+        :func:`experiments.glm_logistic.run` (:func:`bayesbandit.scale.run_grid`).
     """
     out = pathlib.Path(out_dir)
-    (out / "cells").mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     data = _data(quick)
     env = bb.envs.ImageClassBandit(data=data)
-    runs = runs or (8 if quick else 500)
-    horizon = horizon or (600 if quick else 10_000)
+    runs = check_int("deep-mnist", "runs", int(runs or (8 if quick else 500)), low=1)
+    horizon = check_int("deep-mnist", "horizon", int(horizon or (600 if quick else 10_000)), low=1)
+    block = check_int("deep-mnist", "block", int(block or (4 if quick else 50)), low=1)
     named = compared(horizon, hidden=16 if quick else 50)
     chosen = _choose(named, policies)
-    cells = {}
-    for i, (name, policy) in enumerate(named.items()):
-        if name not in chosen:
-            continue
-        path = out / "cells" / f"{i:02d}.nc"
-        if not path.exists():
-            ds = bb.simulate({name: policy}, env, horizon=horizon, runs=runs, seed=seed, progress=progress)
-            ds.attrs["data"] = data.describe()
-            ds.to_netcdf(path)
-        cells[name] = xr.load_dataset(path)
-    results = xr.concat(list(cells.values()), dim="policy")
-    results.attrs["optimum"] = env.optimum()
+    grid = Figure2(tuple((name, named[name]) for name in chosen), env, horizon, runs, seed, block)
+    done = run_grid(
+        grid, store=PartStore(out, sources), client=client, shard_of=shard_of, compute=compute, progress=progress
+    )
+    results = xr.concat(
+        list(per_point(done).values()), dim="policy", data_vars="all", coords="minimal", compat="override"
+    )
+    results.attrs.update(data=data.describe(), optimum=env.optimum())
     results.to_netcdf(out / "results.nc")
     summary = out / "summary.md"
     summary.write_text(_markdown(results))

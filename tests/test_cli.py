@@ -118,6 +118,41 @@ def test_run_deep_mnist_quick_for_chosen_policies(tmp_path, capsys, monkeypatch)
     assert "drop --policies" in capsys.readouterr().err
 
 
+def test_deep_mnist_shards_merge_to_the_one_process_run(tmp_path, monkeypatch):
+    """deep-mnist is made of parts: two shards and a merge give the one-process results, bit for bit, and a
+    stored part is reused only for the same images."""
+    pytest.importorskip("sklearn")
+    monkeypatch.setenv("BAYESBANDIT_JAX_CACHE", "")
+    options = ["--quick", "--runs", "4", "--horizon", "40", "--block", "2", "--policies", "DeepFPL (relu)"]
+    assert main(["run", "deep-mnist", *options, "--out", str(tmp_path / "whole"), "--no-progress"]) == 0
+    for k in (0, 1):
+        argv = ["run", "deep-mnist", *options, "--shard", f"{k}/2", "--out", str(tmp_path / f"shard{k}")]
+        assert main([*argv, "--no-progress"]) == 0
+        assert len(list((tmp_path / f"shard{k}" / "parts").rglob("*.nc"))) == 1  # its half of the 2 parts
+    shards = [str(tmp_path / f"shard{k}") for k in (0, 1)]
+    assert main(["merge", *shards, "--out", str(tmp_path / "merged"), "--no-progress"]) == 0
+    with (
+        xr.open_dataset(tmp_path / "whole" / "results.nc") as whole,
+        xr.open_dataset(tmp_path / "merged" / "results.nc") as merged,
+    ):
+        assert whole.sizes["run"] == 4 and list(merged.run.values) == [0, 1, 2, 3]
+        for name in ("reward", "action", "regret"):
+            np.testing.assert_array_equal(merged[name].values, whole[name].values)
+
+    from bayesbandit.experiments.deep_mnist import Figure2, compared
+
+    from bayesbandit.datasets.images import ImageData, load_digits
+    from bayesbandit.envs import ImageClassBandit
+
+    digits = load_digits()
+    changed = ImageData(digits.images.copy(), digits.labels, digits.source)
+    changed.images[0, 0] += 1.0
+    policy = ("DeepFPL (relu)", compared(40, hidden=16)["DeepFPL (relu)"])
+    grids = [Figure2((policy,), ImageClassBandit(data=data), 40, 4, 0, 2) for data in (digits, changed)]
+    part = grids[0].parts()[0]
+    assert grids[0].settings(part)["images"] != grids[1].settings(part)["images"]
+
+
 def test_runs_are_split_over_one_host_device_per_core_unless_told(monkeypatch):
     from bayesbandit.experiments.cli import _use_host_devices
 
