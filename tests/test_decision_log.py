@@ -104,3 +104,20 @@ def test_after_a_kill_the_loaded_agent_is_the_replay_of_its_log(tmp_path, seed):
     assert loaded.pending_decisions == len(read_log(log_path)) - rewards
     json.dumps(checkpoint["decisions"])  # the pending decisions are plain JSON in the checkpoint
     loaded.close()
+
+
+def test_a_replay_draws_after_every_select_before_a_logged_update(tmp_path):
+    """Plain selects are not logged, but the plain update after them carries the draw count, so the loaded
+    agent's next selections use the live agent's next keys, not those of the selects before the update."""
+    arms = RNG.uniform(-1.0, 1.0, (6, 3))
+    policy = bb.GLMTSL(logistic(), history="online", num_explore=0)
+    live = bb.Agent(policy, arms=arms, seed=3, log=tmp_path / "log.sqlite")
+    live.save(tmp_path / "start.bbckpt")
+    for _ in range(4):
+        action = live.select()
+    live.update(action, 1.0)
+    live.close()  # commits the log
+    assert read_log(tmp_path / "log.sqlite")["draw"].tolist() == [3]
+    loaded = bb.Agent.load(tmp_path / "start.bbckpt", policy, log=tmp_path / "log.sqlite")
+    np.testing.assert_array_equal(loaded.select(n=20), live.select(n=20))
+    loaded.close()

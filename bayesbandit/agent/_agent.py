@@ -565,11 +565,13 @@ class Agent:
             self._log.reward(decision_id, time.time(), value)
 
     def _log_update(self, action: Any, value: np.ndarray, arms_np: np.ndarray | None) -> None:
-        """Log a plain update as a decision ``update:<uuid>`` and its reward (under the lock)."""
+        """Log a plain update as a decision ``update:<uuid>`` and its reward (under the lock). Its draw is the last
+        one taken before it (the selection it rewards is not known): a replay's draw counter then passes every
+        plain ``select`` before a logged update, so a loaded agent does not draw with their keys again."""
         if self._log is None:
             return
         decision = Decision(f"update:{uuid.uuid4().hex}", np.asarray(action), time.time())
-        self._log.decision(decision, -1, self._log_policy, arms_np)
+        self._log.decision(decision, self._draws - 1, self._log_policy, arms_np)
         self._log.reward(decision.id, decision.time, value)
 
     def _update_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:

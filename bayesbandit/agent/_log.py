@@ -11,8 +11,8 @@ Two append-only tables, written by a background thread so that ``select`` never 
 
 ``seq`` orders every row of the tables in the order the agent applied them (it is taken under
 the agent's lock), which is the order a replay must follow. A plain ``update(action, reward)``
-is logged as a decision (id ``"update:<uuid>"``) followed by its reward, so the log holds every
-reward the agent learnt from.
+is logged as a decision (id ``"update:<uuid>"``, its ``draw`` the last one the agent had taken, -1
+if none) followed by its reward, so the log holds every reward the agent learnt from.
 
 Durability. The writer commits in small batches (SQLite's WAL journal, ``synchronous=NORMAL``:
 a committed row survives the process being killed). :meth:`DecisionLog.flush` waits until
