@@ -289,10 +289,10 @@ def write_outputs(results: xr.Dataset, out_dir: str | Path) -> dict[str, Path]:
             title=f"d = {d}: practical designs only, own scale",
         )
     fig.suptitle(
-        "Logistic bandit (Kveton et al. 2020, Fig. 1); solid: theory, dotted: practical; bands: one standard error",
+        "Logistic bandit (Kveton et al. 2020, Fig. 1)\nsolid: theory, dotted: practical; bands: one standard error",
         fontsize=10,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.97))  # room for the two-line title
     paths = {
         "plot": out_dir / "glm_logistic.png",
         "results": out_dir / "glm_logistic.nc",
