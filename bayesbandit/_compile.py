@@ -19,7 +19,7 @@ once, by compiling a one-line program, at the first call).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -29,9 +29,14 @@ try:
 except ImportError:  # a JAX without it: every call is a plain jax.jit
     trace_state_clean = None  # type: ignore[assignment]
 
-__all__ = ["jit_once", "one_shot_options", "per_policy"]
+__all__ = ["jit_once", "one_shot_options", "options_key", "per_policy"]
 
 _ONE_SHOT = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+
+
+def options_key(options: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    """XLA compiler options (or None) as a hashable key, in a fixed order: for caches of executables."""
+    return tuple(sorted((options or {}).items()))
 
 
 @functools.cache

@@ -295,13 +295,12 @@ class CompileAhead:
         else:
             select = self._calls.select_packed.lower(layout, layout.spec(), _spec(arms), _spec(key), _DRAW)
         action = select.out_info[0]  # the update takes an action of this shape, and a float reward per arm of it
+        zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
         if layout is None:
-            zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
             self._submit(signature(self._policy, state, arms, self._buffered), state, key, (arms, *zeros), select)
             return
         # The round compiles after the select, and the agent plays its first rounds with the plain update
         # (two calls) until it is ready: the first decision and update wait for no more XLA than before.
-        zeros = np.zeros(action.shape, np.int32), np.zeros(action.shape, np.float64)
         update = self._calls.update.lower(state, *(_spec(x) for x in (arms, *zeros)))
         inputs = round_inputs(action.shape)
         round_ = self._calls.round.lower(layout, inputs, layout.spec(), _spec(arms), _spec(key), inputs.spec())

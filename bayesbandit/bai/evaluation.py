@@ -35,6 +35,7 @@ import numpy as np
 import xarray as xr
 from jax.sharding import PartitionSpec
 
+from bayesbandit._compile import options_key
 from bayesbandit._typing import Array
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, check_budget, check_env, check_instance, is_correct
 from bayesbandit.envs import Instance, describe
@@ -92,7 +93,7 @@ def _compile(
     env, budget, batch size, devices, options) are kept)."""
     devices = None if mesh is None else tuple(mesh.devices.flat)
     try:
-        key: Any = (algorithm, env, budget, example[1].shape, devices, tuple(sorted((options or {}).items())))
+        key: Any = (algorithm, env, budget, example[1].shape, devices, options_key(options))
         hash(key)
     except TypeError:
         key = None
@@ -101,9 +102,8 @@ def _compile(
         return _COMPILED[key], 0.0
     t0 = time.perf_counter()
     split = (PartitionSpec(RUNS_AXIS), PartitionSpec(RUNS_AXIS))
-    compiled = compile_over_runs(
-        _runner(algorithm, env, budget), example, split, mesh, options
-    )  # identify checks budget
+    # identify checks the budget
+    compiled = compile_over_runs(_runner(algorithm, env, budget), example, split, mesh, options)
     if key is not None:
         _COMPILED[key] = compiled
         while len(_COMPILED) > _CACHE_SIZE:

@@ -11,6 +11,7 @@ from typing import Any
 
 import xarray as xr
 
+from bayesbandit._compile import options_key
 from bayesbandit.envs import describe
 from bayesbandit.errors import InvalidInput
 from bayesbandit.scale._parts import Part, plan
@@ -134,7 +135,7 @@ def simulate(
         runs,
         check_int("scale.simulate", "seed", seed, low=0, high=2**32 - 1),
         check_int("scale.simulate", "block", block, low=1),
-        tuple(sorted((compiler_options or {}).items())),
+        options_key(compiler_options),
     )
     done = run_grid(grid, store=None if store is None else PartStore(store), client=client, progress=progress)
     return xr.concat(list(per_point(done).values()), dim="policy", data_vars="all", coords="minimal", compat="override")

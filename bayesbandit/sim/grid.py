@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from bayesbandit._compile import options_key
 from bayesbandit.contract import Combinatorial, ModelBased, policy_kind
 from bayesbandit.errors import InvalidInput
 from bayesbandit.sim.round import init_run, key_streams, play_round
@@ -154,7 +155,7 @@ def sweep(
     runs = check_int("sweep", "runs", runs, low=1)
     batch = check_int("sweep", "batch", batch, low=1)
     first_run = check_int("sweep", "first_run", first_run, low=0, high=2**32 - runs)
-    grid_runs = _compiled_grid(tuple(sorted((check_compiler_options("sweep", compiler_options) or {}).items())))
+    grid_runs = _compiled_grid(options_key(check_compiler_options("sweep", compiler_options)))
     stacked, treedef = stack_policies(policies)
     structure = (type(policies[0]), treedef)
     keys = key_streams(seed, runs, first_run)

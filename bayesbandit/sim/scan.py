@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import PartitionSpec
 
+from bayesbandit._compile import options_key
 from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh, to_host, to_mesh
 from bayesbandit.sim.round import Round, RunKeys, init_run, play_round
 
@@ -132,8 +133,7 @@ def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: in
     dyn, rebuild, ident = split
     runs = keys.env.shape[0]
     devices = None if mesh is None else tuple(mesh.devices.flat)
-    options_key = tuple(sorted((options or {}).items()))
-    cache_key = (env, record, ident, capacity, runs, chunk_len, blocks, options_key, devices)
+    cache_key = (env, record, ident, capacity, runs, chunk_len, blocks, options_key(options), devices)
     if ident is not None and cache_key in _COMPILED:
         _COMPILED.move_to_end(cache_key)
         return (*_COMPILED[cache_key], 0.0)
