@@ -59,7 +59,39 @@ from bayesbandit.policies import (
 )
 from bayesbandit.sim import simulate
 
-__version__ = "0.2.0"
+__version__ = "0.2.0"  # the one place the version is written (pyproject.toml reads it)
+
+# The other public subpackages load on first access (``bb.ope``, ``bb.diagnostics``, ...): every
+# subpackage is reachable the same way, and ``import bayesbandit`` stays light (no ArviZ, no Dask).
+_LAZY = (
+    "agent",
+    "checkpoint",
+    "datasets",
+    "design",
+    "diagnostics",
+    "experiments",
+    "history",
+    "models",
+    "ope",
+    "policies",
+    "precision",
+    "testing",
+    "threefry",
+    "validation",
+)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"bayesbandit.{name}")
+    raise AttributeError(f"module 'bayesbandit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = (
     # policies

@@ -112,7 +112,7 @@ def _exact(where: str, policy: Any, method: Method) -> bool:
 
 
 def action_distribution(
-    policy: Any, state: Any, arms: Any, key: PRNGKey, *, samples: int = DEFAULT_SAMPLES, method: Method = "auto"
+    key: PRNGKey, policy: Any, state: Any, arms: Any, *, samples: int = DEFAULT_SAMPLES, method: Method = "auto"
 ) -> tuple[np.ndarray, np.ndarray]:
     """The law of ``policy.select(state, arms, key)``'s arm over ``key``: ``(probabilities, standard errors)``, each (K,).
 
@@ -130,11 +130,11 @@ def action_distribution(
 
 
 def propensity(
+    key: PRNGKey,
     policy: Any,
     state: Any,
     arms: Any,
     action: Any,
-    key: PRNGKey,
     *,
     samples: int = DEFAULT_SAMPLES,
     method: Method = "auto",
@@ -183,11 +183,11 @@ def _hits(policy: Any, draws: np.ndarray, action: Any) -> np.ndarray:
 
 
 def logged_propensity(
+    key: PRNGKey,
     policy: Any,
     state: Any,
     arms: Any,
     action: Any,
-    key: PRNGKey,
     *,
     samples: int = DEFAULT_SAMPLES,
     method: Method = "auto",
@@ -211,7 +211,7 @@ def logged_propensity(
     return Propensity(value, float(np.sqrt(value * (1.0 - value) / samples)), False)
 
 
-def select_logged(policy: Any, state: Any, arms: Array, key: PRNGKey, samples: int) -> tuple[Array, Array]:
+def select_logged(key: PRNGKey, policy: Any, state: Any, arms: Array, samples: int) -> tuple[Array, Array]:
     """One selection and the frequencies of every arm among ``samples`` draws (module docstring), pure and jittable.
 
     ``samples`` selections on keys split from ``key`` (``vmap``); the action is the first, so
@@ -239,10 +239,10 @@ def _rows_sampler(policy: Any, samples: int, num_arms: int, batch: int) -> Any:
 
 
 def action_distributions(
+    key: PRNGKey,
     policy: Any,
     state: Any,
     arms: Any,
-    key: PRNGKey,
     *,
     samples: int = DEFAULT_SAMPLES,
     method: Method = "auto",

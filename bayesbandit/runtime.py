@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 
-def enable_x64(use_x64: bool = True) -> None:
+def enable_x64(*, use_x64: bool = True) -> None:
     """Turn JAX's 64-bit mode on (or off), as :func:`numpyro.enable_x64` does.
 
     Call it before creating arrays: arrays made before keep their dtype.

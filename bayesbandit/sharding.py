@@ -1,6 +1,6 @@
 """Independent replications split over devices: one code path for one CPU, host CPU devices, GPUs, hosts.
 
-``simulate``'s runs and ``bai.evaluate``'s replications are independent, so with several devices
+``simulate``'s runs and ``bai.replicate``'s replications are independent, so with several devices
 (GPUs, TPU cores, or host CPU devices from ``XLA_FLAGS=--xla_force_host_platform_device_count=N``)
 their leading axis is split over a one-axis mesh with :func:`jax.shard_map`: every device plays its
 share with the same per-replication program and nothing is communicated. Callers pad the axis to
@@ -11,7 +11,7 @@ Several processes, one job (SPMD)
 The same mesh spans several processes, on one host or many, once each calls :func:`initialize`
 (:func:`jax.distributed.initialize`) before any computation: :func:`jax.devices` then lists every
 process's devices, and each process plays the runs on its own devices. The runners (the compiled
-runner of :func:`bayesbandit.simulate`, :func:`bayesbandit.bai.evaluate`) place their inputs with
+runner of :func:`bayesbandit.simulate`, :func:`bayesbandit.bai.replicate`) place their inputs with
 :func:`to_mesh` and read their outputs with :func:`to_host`. Every process computes the same
 whole inputs (the keys follow from the seed) and fills only its own devices' shards
 (:func:`jax.make_array_from_callback`), and the outputs are gathered across processes
@@ -147,7 +147,7 @@ def runs_mesh() -> Mesh | None:
     return Mesh(np.array(devices), (RUNS_AXIS,)) if len(devices) > 1 else None
 
 
-def compile_over_runs(fn: Callable, args: tuple, in_specs: tuple, mesh: Mesh | None, options: Any = None) -> Any:
+def compile_over_runs(fn: Callable, args: tuple, in_specs: tuple, mesh: Mesh | None, *, options: Any = None) -> Any:
     """``jit(fn)`` compiled for ``args``; with a mesh, ``shard_map`` over the runs axis.
 
     ``in_specs`` gives per argument ``PartitionSpec(RUNS_AXIS)`` (split: its leading axis is the

@@ -23,6 +23,7 @@ import numpy as np
 from bayesbandit.errors import InvalidInput, UnknownArm
 
 __all__ = [
+    "check_key",
     "check_scalar",
     "check_int",
     "check_choice",
@@ -119,8 +120,8 @@ def check_choice(owner: str, name: str, value: Any, choices: Sequence[Any]) -> A
 
 def check_arms(
     arms: Any,
-    name: str = "arms",
     *,
+    name: str = "arms",
     dim: int | None = None,
     dtype: Any = np.float64,
     unchanged: str | None = UNCHANGED,
@@ -174,8 +175,8 @@ def check_arms(
 def check_action(
     action: Any,
     num_arms: int,
-    shape: tuple[int, ...] = (),
     *,
+    shape: tuple[int, ...] = (),
     count: int | None = None,
     unchanged: str = UNCHANGED,
 ) -> np.ndarray:
@@ -262,8 +263,8 @@ def check_feedback(
     feedback: Any,
     support: Any,
     support_name: str,
-    shape: tuple[int, ...] = (),
     *,
+    shape: tuple[int, ...] = (),
     unchanged: str = UNCHANGED,
 ) -> np.ndarray:
     """Return feedback as a float64 array after checking shape, finiteness and support.
@@ -342,3 +343,16 @@ def check_item_ids(
             f"items that select returned and that are still held; {unchanged}."
         )
     return ids
+
+
+def check_key(owner: str, value: Any) -> None:
+    """``value`` (the ``key`` argument of ``owner``) is a JAX PRNG key: a typed key of shape ``()`` or raw ``uint32`` key data (traced keys pass)."""
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and shape == ()
+    raw = dtype == np.uint32 and shape is not None and len(shape) == 1
+    if not (isinstance(value, jax.Array | np.ndarray) and (typed or raw)):
+        raise InvalidInput(
+            f"{owner}: the 'key' argument must be one JAX PRNG key. Got {type(value).__name__} {value!r} instead. "
+            "Fix: pass jax.random.key(seed) (or jax.random.PRNGKey(seed))."
+        )

@@ -166,7 +166,7 @@ def c_run(lib: ctypes.CDLL, policy: bb.GLMTSL, arms: np.ndarray, theta: np.ndarr
 def bb_run(policy: Any, runs: int, horizon: int, record: Any = None) -> dict[str, Any]:
     """``bb.simulate`` once (compiled on first use): its ``run_time``, the process CPU time of the call, outputs."""
     cpu = time.process_time()
-    ds = bb.simulate(policy, ENV, horizon, runs, SEED, progress=False, record=record)
+    ds = bb.simulate(policy, ENV, horizon, runs=runs, seed=SEED, progress=False, record=record)
     cpu = time.process_time() - cpu
     out = {"wall": float(ds.run_time[0]), "cpu": cpu, "compile": float(ds.compile_time[0])}
     out["regret"] = ds.regret.values[0]

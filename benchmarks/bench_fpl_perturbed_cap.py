@@ -98,7 +98,7 @@ def regret_study(dims: tuple[int, ...], runs: int, horizon: int, seed: int = 0) 
         model = logistic(prior_scale=PRIOR_SCALE)
         pols = {f"cap {c}": bb.GLMFPL(model, a=a, solver=DenseNewton(max_steps=c)) for c in (20, 50)}
         env = bb.envs.LogisticBandit(K=K, d=d, theta_cov="paper")
-        ds = bb.simulate(pols, env, horizon, runs, seed, progress=True)
+        ds = bb.simulate(pols, env, horizon, runs=runs, seed=seed, progress=True)
         final = np.asarray(bb.sim.cumulative_regret(ds).isel(round=-1).values)  # (policy, run)
         capped = np.asarray(ds["not_converged"].mean("run").values)
         diff = final[0] - final[1]

@@ -92,7 +92,9 @@ def regret_rows(runs: int, rounds: int) -> list:
     """Paired regret and not-converged totals from ``bb.simulate`` (both solvers in one call)."""
     rows = []
     for pname, make in POLICIES.items():
-        ds = bb.simulate({name: make(s) for name, s in SOLVERS.items()}, LogisticBandit(K=K, d=D), rounds, runs, seed=0)
+        ds = bb.simulate(
+            {name: make(s) for name, s in SOLVERS.items()}, LogisticBandit(K=K, d=D), rounds, runs=runs, seed=0
+        )
         final = ds["regret"].sum("round")
         base = final.sel(policy="loop (default)").values
         for name in SOLVERS:

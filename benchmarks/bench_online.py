@@ -47,12 +47,12 @@ def play_online(
     env = bb.envs.ContextualLogisticBandit(K=K, d=D)
     policy = bb.GLMTSL(MODEL, a=1.0, history="online")
     keys = bb.sim.key_streams(seed, 1)
-    env_state, state = bb.sim.init_run(policy, env, keys.env[0], keys.policy[0], 1)
+    env_state, state = bb.sim.init_run(keys.env[0], keys.policy[0], policy, env, 1)
 
     @jax.jit
     def chunk(state, ts):
         def body(state, t):
-            state, rnd = bb.sim.play_round(policy, env, env_state, state, keys.pull[0], keys.policy[0], t)
+            state, rnd = bb.sim.play_round(keys.pull[0], keys.policy[0], policy, env, env_state, state, t)
             return state, (rnd.arms[rnd.action], rnd.feedback)
 
         return jax.lax.scan(body, state, ts)

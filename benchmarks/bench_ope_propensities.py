@@ -6,7 +6,7 @@ Here, for GLM-TSL (logistic program) and LinTS frozen at a trained state, the la
 logged contexts (each its own ``K x d`` arm set) is computed both ways at the same accuracy
 (``M`` selections per context, the same Monte Carlo standard error):
 
-* vmapped: :func:`bayesbandit.ope.action_distribution`, one compiled call (``vmap`` over rows of a
+* vmapped: :func:`bayesbandit.ope.target_distribution`, one compiled call (``vmap`` over rows of a
   ``vmap`` over keys);
 * loop: ``M`` calls per context of the jitted ``policy.select`` (compiled once), counted on the
   host, as OBP's loop does.
@@ -75,7 +75,7 @@ def main(argv=None) -> None:
     ):
         policy, state = trained(policy)
         key = jax.random.PRNGKey(2)
-        vmapped = ope.action_distribution(policy, state, logs, key, samples=samples)  # compiles
+        vmapped = ope.target_distribution(key, policy, state, logs, samples=samples)  # compiles
         looped = loop_distribution(policy, state, arms[:1], key, 2)  # compiles select
         looped = loop_distribution(policy, state, arms, jax.random.PRNGKey(3), samples)
         p, se = np.asarray(vmapped.probabilities), np.asarray(vmapped.se)
@@ -84,7 +84,7 @@ def main(argv=None) -> None:
             {
                 "vmapped": (
                     lambda policy=policy, state=state, key=key: jax.block_until_ready(
-                        ope.action_distribution(policy, state, logs, key, samples=samples)
+                        ope.target_distribution(key, policy, state, logs, samples=samples)
                     ),
                     n,
                 ),

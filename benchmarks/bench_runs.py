@@ -102,11 +102,11 @@ def child(variant: str, runs_list: list[int], horizon: int, policies: list[str])
         if solver and name == "LinTS":
             continue  # a solver variant changes the GLM-TSL rows only
         for runs in runs_list:
-            first = bb.simulate(catalogue[name], env, horizon, runs, 0, progress=False)
+            first = bb.simulate(catalogue[name], env, horizon, runs=runs, seed=0, progress=False)
             chunk = next(reversed(scan._COMPILED.values()))[1]  # the program simulate just compiled
             kernels, loops = launches(chunk.as_text())
             cpu = time.process_time()
-            ds = bb.simulate(catalogue[name], env, horizon, runs, 0, progress=False)
+            ds = bb.simulate(catalogue[name], env, horizon, runs=runs, seed=0, progress=False)
             cpu = time.process_time() - cpu
             work = runs * horizon
             point = {

@@ -61,7 +61,7 @@ def empty_task_round_trip(tasks: int = 400) -> float:
     """Seconds per empty task submitted to and gathered from a 2-worker local cluster."""
     from bayesbandit.scale import local_cluster
 
-    with local_cluster(WORKERS) as client:
+    with local_cluster(workers=WORKERS) as client:
         client.gather(client.map(abs, range(-20, 0), pure=False))  # workers warm
         start = time.perf_counter()
         client.gather(client.map(abs, range(-tasks, 0), pure=False))

@@ -137,11 +137,11 @@ def run_snapshots(
             )
     env = _ProgramBandit(bound, arms, theta_true, reward_fn)
     keys = key_streams(seed, 1)
-    env_state, state = jax.jit(lambda ek, pk: init_run(policy, env, ek, pk, rounds[-1]))(keys.env[0], keys.policy[0])
+    env_state, state = jax.jit(lambda ek, pk: init_run(ek, pk, policy, env, rounds[-1]))(keys.env[0], keys.policy[0])
 
     @jax.jit
     def step(state, t):
-        return play_round(policy, env, env_state, state, keys.pull[0], keys.policy[0], t)[0]
+        return play_round(keys.pull[0], keys.policy[0], policy, env, env_state, state, t)[0]
 
     snapshots: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for t in range(rounds[-1]):
@@ -155,9 +155,9 @@ def run_snapshots(
 def along_run(
     policy: Any,
     arms,
+    *,
     theta_true=None,
     rounds: Sequence[int] = (10, 100),
-    *,
     reward_fn: RewardFn | None = None,
     methods: Sequence[str] = METHODS,
     fpl_a: float | None = None,
@@ -204,7 +204,7 @@ def along_run(
     bound, snapshots = run_snapshots(policy, arms, theta_true, rounds, reward_fn=reward_fn, seed=seed)
     records = []
     for i, (t, (x, y, w)) in enumerate(sorted(snapshots.items())):
-        comp = compare(bound, x, y, w, methods, fpl_a=fpl_a, seed=seed + i, **compare_kwargs)
+        comp = compare(bound, x, y, w, methods=methods, fpl_a=fpl_a, seed=seed + i, **compare_kwargs)
         for method, row in comp.table.iterrows():
             records.append(
                 {

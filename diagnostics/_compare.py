@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,6 +14,7 @@ import bayesbandit as bb
 from bayesbandit.errors import InvalidInput
 from bayesbandit.validation import check_choice, check_int, check_scalar, support_hull
 
+from ._arviz import az
 from ._convert import flat_parameter_names, to_inference_data
 from ._fit import MethodFit, fit_fpl, fit_laplace, fit_nuts
 from ._metrics import gaussian_kl, interval_coverage, marginal_w1
@@ -113,6 +113,7 @@ class Comparison:
     flags: list[str]
     draws: dict[str, np.ndarray]
     param_names: list[str]
+    _: KW_ONLY
     thresholds: Thresholds = field(default_factory=Thresholds)
 
     @property
@@ -323,7 +324,7 @@ def _row(fit: MethodFit, ref: MethodFit | None, thresholds: Thresholds, names: l
         return row, f"the NUTS draws do not move along {flat} (sd 0), so no distance to them is defined"
     row["kl"] = gaussian_kl(ref.mean, ref.cov, fit.mean, fit.cov)
     row["w1_max"] = float(np.max(marginal_w1(ref_draws, draws)))
-    row["coverage90"] = float(np.mean(interval_coverage(ref_draws, draws, 0.9)))
+    row["coverage90"] = float(np.mean(interval_coverage(ref_draws, draws, prob=0.9)))
     row["mean_shift_max"] = float(np.max(np.abs(fit.mean - ref.mean) / ref_sd))
     row["sd_ratio_min"] = float(np.min(sd / ref_sd))
     row["sd_ratio_max"] = float(np.max(sd / ref_sd))
@@ -406,8 +407,8 @@ def compare(
     x,
     y,
     w=None,
-    methods: Sequence[str] = METHODS,
     *,
+    methods: Sequence[str] = METHODS,
     num_draws: int = 1000,
     fpl_a: float = 0.5,
     num_warmup: int = 1000,

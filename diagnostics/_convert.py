@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import bayesbandit as bb
+
+from ._arviz import az
 
 __all__ = ["to_inference_data", "flat_parameter_names", "SAMPLE_STATS_NAMES"]
 

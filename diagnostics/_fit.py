@@ -196,7 +196,7 @@ def _fpl_fn(bound: bb.inference.BoundModel, num_draws: int, batch: int):
     @jax.jit
     def fn(x, y, w, key, a, init):
         def one(k):
-            res = bb.perturbed_map(bound, x, y, w, k, a=a, init=init)
+            res = bb.perturbed_map(k, bound, x, y, w, a=a, init=init)
             return res.theta, res.info.converged
 
         return jax.lax.map(one, jax.random.split(key, num_draws), batch_size=batch)

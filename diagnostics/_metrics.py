@@ -153,7 +153,7 @@ def marginal_w1(reference: np.ndarray, approx: np.ndarray) -> np.ndarray:
     )
 
 
-def interval_coverage(reference: np.ndarray, approx: np.ndarray, prob: float = 0.9) -> np.ndarray:
+def interval_coverage(reference: np.ndarray, approx: np.ndarray, *, prob: float = 0.9) -> np.ndarray:
     """Fraction of reference draws inside the approximation's central ``prob`` interval, per parameter.
 
     The interval of parameter ``j`` is ``[q_j((1 - prob)/2), q_j((1 + prob)/2)]``, the empirical

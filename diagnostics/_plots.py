@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import arviz as az
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from ._arviz import az
 from ._compare import Comparison
 
 __all__ = ["plot_marginals", "plot_pairs", "plot_along_run"]

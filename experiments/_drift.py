@@ -44,7 +44,9 @@ def run_problem(
 ) -> xr.Dataset:
     """Every policy on ``env``, thinned for storage, with ``alarms`` and ``false_alarms`` per run."""
     options = QUICK_COMPILER_OPTIONS if quick else None
-    ds = simulate(policies, env, horizon, runs, seed, progress=progress, record=_record, compiler_options=options)
+    ds = simulate(
+        policies, env, horizon, runs=runs, seed=seed, progress=progress, record=_record, compiler_options=options
+    )
     restarted = ds["restarted"].values  # (policy, run, round)
     near = np.zeros(horizon, bool)
     for c in change_points:

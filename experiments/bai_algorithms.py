@@ -54,7 +54,7 @@ def gse_linear(*, literal: bool = True) -> dict[str, Any]:
 
 def gse_logistic() -> dict[str, Any]:
     """GSE with a logistic reward program (MAP per stage), G-optimal and uniform; linear GSE, UCB-GLM, BayesGap."""
-    model = logistic(LOGISTIC_PRIOR_SCALE)
+    model = logistic(prior_scale=LOGISTIC_PRIOR_SCALE)
     return {
         "GSE-Log-FW": GSE(allocation="g-optimal", model=model),
         "GSE-Log": GSE(allocation="uniform", model=model),

@@ -3,7 +3,7 @@
 An experiment is a list of :class:`Cell` (a panel of a figure, an environment, a budget and the
 value on the panel's x axis) and, per cell, the algorithms to run: a grid (:class:`BAIGrid`) whose
 parts are a (cell, algorithm) and a block of replications, each run by
-:func:`bayesbandit.bai.evaluate` and stored on its own (``parts/<cell>/<algorithm>/runs-a-b.nc``).
+:func:`bayesbandit.bai.replicate` and stored on its own (``parts/<cell>/<algorithm>/runs-a-b.nc``).
 Replications are paired by the seed and their index alone, so blocks run at different times, in
 other processes or on other machines (:mod:`bayesbandit.scale`) combine into paired differences.
 A stored part with the same seed, budget, environment and algorithm is not run again.
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayesbandit.bai import concat_replications, evaluate
+from bayesbandit.bai import concat_replications, replicate
 from bayesbandit.errors import InvalidInput
 from bayesbandit.scale import Grid, Part, PartStore, plan, run_grid
 from bayesbandit.validation import check_int
@@ -96,7 +96,7 @@ class Experiment:
         grid = BAIGrid(self, quick, replications, seed, block, None if policies is None else tuple(policies))
         done = run_grid(
             grid,
-            store=PartStore(out_dir, sources),
+            store=PartStore(out_dir, sources=sources),
             client=client,
             shard_of=shard_of,
             compute=compute,
@@ -117,7 +117,7 @@ class Experiment:
 @dataclass(frozen=True)
 class BAIGrid(Grid):
     """An :class:`Experiment` as a :class:`~bayesbandit.scale.Grid`: one part per (cell, algorithm) and block of
-    replications, each :func:`~bayesbandit.bai.evaluate` of those replications (their keys depend on their
+    replications, each :func:`~bayesbandit.bai.replicate` of those replications (their keys depend on their
     indices and the seed only, so the blocks join into the evaluation of all of them)."""
 
     experiment: Experiment
@@ -163,7 +163,14 @@ class BAIGrid(Grid):
         cell = self.cells()[str(part.point[0])]
         name = str(part.point[1])
         algorithm = self.algorithms(cell)[name]
-        return evaluate({name: algorithm}, cell.env, cell.budget, part.runs, self.seed, first_replication=part.start)
+        return replicate(
+            {name: algorithm},
+            cell.env,
+            cell.budget,
+            replications=part.runs,
+            seed=self.seed,
+            first_replication=part.start,
+        )
 
 
 def write_grid(

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bayesbandit import __version__
 from bayesbandit.errors import BayesBanditError, IncompleteGrid, InvalidInput
 
 __all__ = ["main"]
@@ -44,6 +45,7 @@ def _positive_int(text: str) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bayesbandit", description="Bayesian bandits from NumPyro reward programs.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the experiments with one-line descriptions")
     run = sub.add_parser("run", help="run an experiment: plot (PNG), results (netCDF), summary (markdown)")
@@ -169,7 +171,7 @@ def _client(args: argparse.Namespace) -> Any:
     if args.workers is not None:
         from bayesbandit.scale import local_cluster
 
-        return local_cluster(args.workers)
+        return local_cluster(workers=args.workers)
     if args.scheduler is not None:
         try:
             from distributed import Client

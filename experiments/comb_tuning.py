@@ -89,8 +89,8 @@ def tune_and_report(
     for algorithm in algorithms:
         configs = grid(algorithm)
         policies = [algorithm.make(oracle, blocks, **config) for config in configs]
-        tuning = sweep(policies, env, horizon, tuning_runs, seed)
-        fresh = sweep(policies, env, horizon, report_runs, seed + 1)
+        tuning = sweep(policies, env, horizon, tuning_runs, seed=seed)
+        fresh = sweep(policies, env, horizon, report_runs, seed=seed + 1)
         tuning_means = tuning.reward.sum("round").mean("run").values
         best = int(np.argmax(tuning_means))
         rewards.append(fresh.reward.isel(config=best).values)

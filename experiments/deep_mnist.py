@@ -48,7 +48,7 @@ REFERENCE = "DeepFPL (relu)"
 
 def compared(horizon: int, hidden: int = 50) -> dict[str, Any]:
     """The compared policies, by name, for a horizon of ``horizon`` rounds."""
-    relu, tanh = mlp(hidden, "relu"), mlp(hidden, "tanh")
+    relu, tanh = mlp(hidden=hidden, activation="relu"), mlp(hidden=hidden, activation="tanh")
     named: dict[str, Any] = {
         "DeepFPL (relu)": bb.DeepFPL(relu, a=1.0),
         "DeepFPL (tanh)": bb.DeepFPL(tanh, a=1.0),
@@ -155,7 +155,12 @@ def run(
     chosen = _choose(named, policies)
     grid = Figure2(tuple((name, named[name]) for name in chosen), env, horizon, runs, seed, block)
     done = run_grid(
-        grid, store=PartStore(out, sources), client=client, shard_of=shard_of, compute=compute, progress=progress
+        grid,
+        store=PartStore(out, sources=sources),
+        client=client,
+        shard_of=shard_of,
+        compute=compute,
+        progress=progress,
     )
     results = xr.concat(
         list(per_point(done).values()), dim="policy", data_vars="all", coords="minimal", compat="override"

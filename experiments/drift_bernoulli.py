@@ -9,8 +9,10 @@ Setting (spec ``ope_and_drift.md`` section 2.2; SMPyBandits ``NonStationaryBandi
 * Thompson sampling is GLM-TSL with a logistic program on the one-hot arm features (a Laplace
   posterior per arm, prior ``theta_i ~ N(0, 1.5^2)``, close to the logit of a uniform mean, whose
   standard deviation is 1.8), ``a = 1``;
-* forgetting: discounted TS with ``gamma = 0.95`` (SMPyBandits' DTS) and ``0.99`` (both reported),
-  sliding-window TS with ``tau = 200`` (SMPyBandits' SW uses ``tau = 206``);
+* forgetting: discounted TS with ``gamma = 0.95`` (the ``gamma`` of SMPyBandits' DTS, whose rule differs:
+  ``DiscountedBayesianIndexPolicy.getReward`` discounts the pulled arm ``K`` times a pull and the other
+  arms never, ``Discounted`` every arm once a round) and ``0.99`` (both reported), sliding-window TS
+  with ``tau = 200`` (SMPyBandits' SW-klUCB uses ``tau = 206``);
 * restarts: GLR with ``delta = 1 / sqrt(Upsilon_T T)`` (SMPyBandits' tuning for a global restart,
   ``Upsilon_T = 5``), CUSUM with ``h = log(T / Upsilon_T)`` (Liu et al.), ``epsilon = 0.1`` (under half
   the smallest change of the problem, 0.3) and ``M = 100`` (SMPyBandits' default), and the oracle
@@ -70,7 +72,7 @@ def policies(horizon: int, changes: tuple[int, ...], quick: bool = False) -> dic
         "CUSUM-TS": ChangePoint(ts, test=CUSUM(epsilon=0.1, h=math.log(horizon / upsilon), M=100)),
     }
     if changes:
-        out["oracle-restart TS"] = ChangePoint(ts, test=KnownChanges(changes))
+        out["oracle-restart TS"] = ChangePoint(ts, test=KnownChanges(change_points=changes))
     if quick:
         return {k: out[k] for k in ("TS", "D-TS (0.95)", "GLR-TS")}
     return out

@@ -56,7 +56,7 @@ def policies(horizon: int, changes: tuple[int, ...], quick: bool = False) -> dic
         "GLR-GLM-TSL": ChangePoint(tsl, test=GLR(delta=1.0 / math.sqrt(5 * horizon))),
     }
     if changes:
-        out["oracle-restart GLM-TSL"] = ChangePoint(tsl, test=KnownChanges(changes))
+        out["oracle-restart GLM-TSL"] = ChangePoint(tsl, test=KnownChanges(change_points=changes))
     if quick:
         return {k: out[k] for k in ("GLM-TSL", "D-GLM-TSL (0.99)", "GLR-GLM-TSL")}
     return out

@@ -142,8 +142,8 @@ class Figure1(Grid):
             {name: policy},
             env,
             self.horizon,
-            part.runs,
-            self.seed,
+            runs=part.runs,
+            seed=self.seed,
             first_run=part.start,
             compiler_options=options,
             progress=False,  # one bar over the parts (run_grid)
@@ -220,7 +220,7 @@ def run(
     # only one block of one policy's per-round arrays is in memory before thinning.
     block = check_int("glm-logistic", "block", int(block or config["block"]), low=1)
     grid = Figure1(tuple(config["dims"]), horizon, runs, seed, quick, block)
-    store = PartStore(out_dir, sources)
+    store = PartStore(out_dir, sources=sources)
     done = run_grid(grid, store=store, client=client, shard_of=shard_of, compute=compute, progress=progress)
     curves = per_point(done)
 

@@ -17,7 +17,7 @@ import xarray as xr
 from bayesbandit.experiments.sublinear_report import plot_regret_and_time
 
 from bayesbandit.envs.catalogue import SyntheticCatalogue
-from bayesbandit.policies.index import SubTS
+from bayesbandit.policies.sublinear import SubTS
 from bayesbandit.sim.catalogue import simulate_catalogue
 
 DESCRIPTION = "Per-round time of Sub-TS (Annoy) vs Linear TS (exact scan) at K = 10^4, 10^5, 10^6."
@@ -54,7 +54,7 @@ def run(
             rounds = horizon or (1_000 if quick else HORIZONS[k])
             arrivals = 2 * len(range(20, rounds, 20))
             env = SyntheticCatalogue(initial_arms=k - arrivals, horizon=rounds)
-            simulate_catalogue(policies(), env, rounds, runs, seed, progress=progress).to_netcdf(path)
+            simulate_catalogue(policies(), env, horizon=rounds, runs=runs, seed=seed, progress=progress).to_netcdf(path)
         results[k] = xr.load_dataset(path)
     summary = out / "summary.md"
     summary.write_text(_markdown(results))

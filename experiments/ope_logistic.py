@@ -82,7 +82,7 @@ def adaptive_log(
     def step(carry, k):
         state, support = carry
         k_select, k_reward = jax.random.split(k)
-        action, freq = select_logged(policy, state, arms, k_select, samples)
+        action, freq = select_logged(k_select, policy, state, arms, samples)
         reward = (jax.random.uniform(k_reward) < means[action]).astype(arms.dtype)
         state, _ = policy.update(state, arms, action, reward)
         return (state, support + weights @ (freq > 0).astype(arms.dtype)), (action, freq[action], reward)
@@ -99,10 +99,10 @@ def _analyse_one(arms, pi, action, pscore, reward, key, estimators, model, num_b
     pi_rows = jnp.broadcast_to(pi[:, None, :], (pi.shape[0], n, K))
     q_hat = model.fit_predict(logs)
     value, se = ope.point_estimates(logs, pi_rows, q_hat, estimators)
-    boot = ope.bootstrap_values(logs, pi_rows, q_hat, estimators, key, num_boot)
+    boot = ope.bootstrap_values(key, logs, pi_rows, q_hat, estimators, num_boot)
     lo, hi = ope.percentile_interval(boot, 0.95)
     w = pi[:, action] / pscore[None]
-    bet_lo, bet_hi = jax.vmap(lambda wt: ope.betting_interval(wt, reward, 0.95))(w)
+    bet_lo, bet_hi = jax.vmap(lambda wt: ope.betting_interval(wt, reward, level=0.95))(w)
     control = ope.point_estimates(logs._replace(pscore=jnp.full(n, 1.0 / K)), pi_rows, None, (ope.IPS(),))[0][:, 0]
     return value, se, lo, hi, bet_lo, bet_hi, control
 
@@ -121,7 +121,7 @@ def targets(arms: jax.Array, theta: jax.Array, policy: GLMTSL, seed: int) -> dic
         return policy.update(state, arms, action, reward)[0], None
 
     frozen, _ = jax.lax.scan(step, state, jax.random.split(key_run, FROZEN_ROUNDS))
-    law, _ = action_distribution(policy, frozen, arms, key_law, samples=FROZEN_SAMPLES)
+    law, _ = action_distribution(key_law, policy, frozen, arms, samples=FROZEN_SAMPLES)
     return {
         "uniform": jnp.full(K, 1.0 / K),
         "best arm": best,

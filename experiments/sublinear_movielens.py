@@ -21,7 +21,7 @@ from bayesbandit.experiments.sublinear_report import describe_runs, markdown_tab
 from bayesbandit.datasets import movielens_bandit_data
 from bayesbandit.envs.movielens import MovieLensCatalogue
 from bayesbandit.errors import InvalidInput
-from bayesbandit.policies.index import SubElim, SubTS
+from bayesbandit.policies.sublinear import SubElim, SubTS
 from bayesbandit.sim.catalogue import simulate_catalogue
 
 DESCRIPTION = "Sub-Elim and Sub-TS recommending movies on MovieLens (Yang et al., Table 3); needs the data."
@@ -72,7 +72,7 @@ def run(
     runs = runs or (10 if quick else data.test_users.size)
     env = MovieLensCatalogue(data=data, horizon=horizon)
     path = out / "results.nc"
-    ds = simulate_catalogue(policies(horizon), env, horizon, runs, seed, progress=progress)
+    ds = simulate_catalogue(policies(horizon), env, horizon=horizon, runs=runs, seed=seed, progress=progress)
     ds.attrs["data"] = data.source
     ds.to_netcdf(path)
     ds = xr.load_dataset(path)

@@ -26,7 +26,7 @@ import xarray as xr
 from bayesbandit.experiments.sublinear_report import describe_runs, markdown_table, plot_regret_and_time, table_rows
 
 from bayesbandit.envs.catalogue import SyntheticCatalogue
-from bayesbandit.policies.index import SubElim, SubTS
+from bayesbandit.policies.sublinear import SubElim, SubTS
 from bayesbandit.scale import load_stored, store
 from bayesbandit.sim.catalogue import simulate_catalogue
 
@@ -113,7 +113,9 @@ def run(
         path = out / "tables" / f"{table.key}.nc"
         ds = load_stored(path, settings)
         if ds is None and (only is None or table.key in only):
-            ds = simulate_catalogue(table.policies(horizon), table.env, horizon, runs, seed, progress=progress)
+            ds = simulate_catalogue(
+                table.policies(horizon), table.env, horizon=horizon, runs=runs, seed=seed, progress=progress
+            )
             ds.attrs["title"] = table.title
             store(ds, path, settings)
         if ds is not None:

@@ -26,7 +26,7 @@ from bayesbandit.inference.glm_program import GLM
 __all__ = ["GLM", "logistic", "probit", "poisson", "linear_gaussian"]
 
 
-def logistic(prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
+def logistic(*, prior_scale: float = 1.0, prior: Any | None = None) -> GLM:
     """Logistic reward model: ``y ~ Bernoulli(sigmoid(x^T theta))``, ``theta ~ N(0, prior_scale^2 I)``.
 
     Examples
@@ -38,16 +38,16 @@ def logistic(prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
     return GLM(family="logistic", prior_scale=prior_scale, prior=prior)
 
 
-def probit(prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
+def probit(*, prior_scale: float = 1.0, prior: Any | None = None) -> GLM:
     """Probit reward model: ``y ~ Bernoulli(Phi(x^T theta))`` with ``Phi`` the standard normal CDF."""
     return GLM(family="probit", prior_scale=prior_scale, prior=prior)
 
 
-def poisson(prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
+def poisson(*, prior_scale: float = 1.0, prior: Any | None = None) -> GLM:
     """Poisson reward model: ``y ~ Poisson(exp(x^T theta))``."""
     return GLM(family="poisson", prior_scale=prior_scale, prior=prior)
 
 
-def linear_gaussian(noise_scale: float = 1.0, prior_scale: float = 1.0, *, prior: Any | None = None) -> GLM:
+def linear_gaussian(*, noise_scale: float = 1.0, prior_scale: float = 1.0, prior: Any | None = None) -> GLM:
     """Linear-Gaussian reward model with known noise: ``y ~ N(x^T theta, noise_scale^2)``."""
     return GLM(family="linear_gaussian", prior_scale=prior_scale, prior=prior, noise_scale=noise_scale)

@@ -13,7 +13,7 @@ program                                                                         
 :func:`bernoulli_probit`                                                        ``Bernoulli(Phi(eta))``
 :func:`bernoulli_cloglog` ``Bernoulli(1 - exp(-exp(eta)))``
 :func:`binomial`                                                                ``Binomial(10, sigmoid(eta))``
-:func:`poisson`                                                                 ``Poisson(exp(eta))``
+:func:`poisson_log`                                                             ``Poisson(exp(eta))``
 :func:`negative_binomial` ``NegativeBinomial2(exp(eta), phi)``, latent ``phi``
 :func:`gamma`                                                                   ``Gamma(k, k / exp(eta))`` (mean ``exp(eta)``), latent ``k``
 :func:`lognormal`                                                               ``LogNormal(eta, sigma)``, latent ``sigma``
@@ -45,7 +45,7 @@ __all__ = [
     "bernoulli_probit",
     "bernoulli_cloglog",
     "binomial",
-    "poisson",
+    "poisson_log",
     "negative_binomial",
     "gamma",
     "lognormal",
@@ -89,7 +89,7 @@ def binomial(x, y=None):
         numpyro.sample("y", dist.Binomial(10, logits=eta), obs=y)
 
 
-def poisson(x, y=None):
+def poisson_log(x, y=None):
     eta = _eta(x)
     with numpyro.plate("rows", x.shape[0]):
         numpyro.sample("y", dist.Poisson(jnp.exp(eta)), obs=y)
@@ -192,7 +192,7 @@ LIKELIHOODS = {
         bernoulli_probit,
         bernoulli_cloglog,
         binomial,
-        poisson,
+        poisson_log,
         negative_binomial,
         gamma,
         lognormal,

@@ -89,9 +89,9 @@ class MLP:
 
 
 def mlp(
+    *,
     hidden: int = 50,
     activation: str = "relu",
-    *,
     likelihood: str = "bernoulli",
     prior_scale: float | None = None,
     bias_scale: float = 1.0,

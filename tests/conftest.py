@@ -9,6 +9,7 @@ import sys
 import tempfile
 
 from _fresh import LOOP_EMITTER_FLAG, Children  # imports no JAX
+from _require_deps import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401 (hooks)
 
 os.environ["JAX_PLATFORMS"] = "cpu"
 SUITE_XLA_FLAGS = "--xla_backend_optimization_level=0"
@@ -42,6 +43,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import bayesbandit  # noqa: E402
+
+# CI runs the suite against the installed wheel (--import-mode=importlib, the checkout not on the path):
+# make sure the package under test is that one, not the source tree beside the tests.
+if os.environ.get("BAYESBANDIT_TEST_INSTALLED") == "1":
+    assert "site-packages" in bayesbandit.__file__, f"testing {bayesbandit.__file__}, not the installed package"
 
 bayesbandit.runtime.enable_x64()
 bayesbandit.runtime.enable_fast_rng()  # the same random numbers as JAX's CPU lowering (tests/test_threefry.py)

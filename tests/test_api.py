@@ -107,8 +107,8 @@ def test_policy_classes_with_the_same_fields_have_different_tree_structures():
         bb.UCBGLM(model, alpha=1.0),
         bb.LinTS(v=1.0),
         bb.LinUCB(alpha=1.0),
-        Discounted(bb.LinTS(v=1.0), 0.9),
-        SlidingWindow(bb.LinTS(v=1.0), 10),
+        Discounted(bb.LinTS(v=1.0), gamma=0.9),
+        SlidingWindow(bb.LinTS(v=1.0), window=10),
     ]
     structures = [jax.tree.structure(p) for p in policies]
     for i, a in enumerate(structures):

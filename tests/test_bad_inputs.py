@@ -199,7 +199,7 @@ EVALUATE_ARGUMENTS = [
 def test_evaluate_refuses_bad_arguments(data, case):
     name, values = case
     kwargs = {"budget": 40, "replications": 4, name: data.draw(values, label=name)}
-    exc = refused(lambda: bai.evaluate({"GSE": ALGORITHMS[0]}, ENV, **kwargs))
+    exc = refused(lambda: bai.replicate({"GSE": ALGORITHMS[0]}, ENV, **kwargs))
     assert name in str(exc)
 
 
@@ -207,11 +207,11 @@ def test_evaluate_refuses_bad_arguments(data, case):
     "algorithms", [{}, [bai.GSE()], {"GSE": bai.GSE}, {"GSE": 5}, None], ids=["empty", "list", "class", "int", "none"]
 )
 def test_evaluate_refuses_what_is_not_a_mapping_of_algorithms(algorithms):
-    refused(lambda: bai.evaluate(algorithms, ENV, 40, 4))
+    refused(lambda: bai.replicate(algorithms, ENV, 40, replications=4))
 
 
 def test_evaluate_refuses_what_is_not_an_environment():
-    refused(lambda: bai.evaluate({"GSE": bai.GSE()}, object(), 40, 4))
+    refused(lambda: bai.replicate({"GSE": bai.GSE()}, object(), 40, replications=4))
 
 
 # ----------------------------------------------------------------- 2. comb policies, oracles
@@ -282,7 +282,7 @@ def test_oracles_refuse_scores_that_are_not_a_matrix(cls, shape):
 def test_exclusive_assignment_refuses_non_finite_scores_and_orders_that_are_not_permutations(index, value, order):
     scores = np.arange(6.0).reshape(2, 3)
     refused(lambda: exclusive_assignment(with_non_finite(scores, index, value), 1))
-    refused(lambda: exclusive_assignment(scores, 1, np.asarray(order)))
+    refused(lambda: exclusive_assignment(scores, 1, order=np.asarray(order)))
 
 
 ARMS = np.random.default_rng(0).normal(size=(5, 3))
@@ -575,7 +575,7 @@ def test_metrics_refuse_bad_draws_and_probabilities(index, value, prob):
     refused(lambda: marginal_w1(bad, DRAWS))
     refused(lambda: marginal_w1(DRAWS, DRAWS[:, :1]))
     refused(lambda: interval_coverage(DRAWS, bad))
-    refused(lambda: interval_coverage(DRAWS, DRAWS, prob))
+    refused(lambda: interval_coverage(DRAWS, DRAWS, prob=prob))
     refused(lambda: gaussian_kl(bad[index // 2], np.eye(2), np.zeros(2), np.eye(2)))
     refused(lambda: gaussian_kl(np.zeros(2), np.eye(2), np.zeros(3), np.eye(3)))
 

@@ -1,6 +1,8 @@
 """The ``bayesbandit`` command, called in-process."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -164,3 +166,24 @@ def test_runs_are_split_over_one_host_device_per_core_unless_told(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS")
     _use_host_devices(1)
     assert "XLA_FLAGS" not in os.environ
+
+
+def test_version(capsys):
+    import bayesbandit
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"bayesbandit {bayesbandit.__version__}"
+
+
+def test_list_prints_no_third_party_warning(tmp_path):
+    """ArviZ warns once a day, at import, that it is being refactored; a fresh cache folder makes
+    today's first import (the filter in ``bayesbandit.diagnostics._arviz`` is what keeps it out)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONWARNINGS": "default"}
+    code = "import sys; from bayesbandit.experiments.cli import main; sys.exit(main(['list']))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "glm-logistic" in done.stdout
+    assert done.stderr == ""
+    assert "Warning" not in done.stdout

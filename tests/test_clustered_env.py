@@ -23,7 +23,7 @@ from bayesbandit.oracles import TopK
 @pytest.mark.parametrize("layout", ["contiguous", "interleaved"])
 def test_clusters_are_identical_unit_vectors_at_angle_phi(layout):
     phi = 0.7
-    arms = cluster_features(phi, 5, 40, layout)
+    arms = cluster_features(phi, 5, 40, layout=layout)
     np.testing.assert_allclose(np.linalg.norm(arms, axis=1), 1.0)
     distinct = np.unique(arms, axis=0)
     assert len(distinct) == 4

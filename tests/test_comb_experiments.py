@@ -25,8 +25,8 @@ def test_tuning_chooses_on_tuning_trials_and_reports_fresh_ones(monkeypatch):
         configs = comb_tuning.grid(algorithm)
         assert len(configs) == 4
         policies = [algorithm.make(oracle, 1, **c) for c in configs]
-        tuning = comb_tuning.sweep(policies, env, 6, 3, 5).reward.sum("round").mean("run").values
-        fresh = comb_tuning.sweep(policies, env, 6, 4, 6)
+        tuning = comb_tuning.sweep(policies, env, 6, 3, seed=5).reward.sum("round").mean("run").values
+        fresh = comb_tuning.sweep(policies, env, 6, 4, seed=6)
         best = int(np.argmax(tuning))
         assert str(ds.chosen.sel(algorithm=algorithm.name).values) == comb_tuning.label(configs[best])
         np.testing.assert_allclose(ds.reward.sel(algorithm=algorithm.name), fresh.reward.isel(config=best))

@@ -1,4 +1,4 @@
-"""``simulate`` and ``bai.evaluate`` as one job of two processes (``bb.sharding.initialize``) play exactly
+"""``simulate`` and ``bai.replicate`` as one job of two processes (``bb.sharding.initialize``) play exactly
 the runs one process plays, and ``initialize`` refuses bad arguments."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def reference() -> dict[str, np.ndarray]:
         seed=3,
         num_chunks=4,
     )
-    bai_ds = bai.evaluate(
+    bai_ds = bai.replicate(
         {"gse": bai.GSE(), "bayesgap": bai.BayesGap()},
         bai.AdaptiveInstance(K=6, omega=0.2),
         budget=60,

@@ -8,7 +8,7 @@ from bayesbandit.models import likelihoods
 
 import bayesbandit as bb
 from bayesbandit import envs
-from bayesbandit.testing.envs import CHECKS
+from bayesbandit.testing.envs import ENV_CHECKS
 
 FIXED = [
     envs.LogisticBandit(K=7, d=3),
@@ -18,7 +18,7 @@ FIXED = [
 ]
 
 
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("check", ENV_CHECKS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("env", [*FIXED, envs.ContextualLogisticBandit(K=6, d=4)], ids=lambda e: type(e).__name__)
 def test_env_contract(env, check):
     check(env)

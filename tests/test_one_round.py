@@ -28,8 +28,8 @@ POLICY = bb.LinTS(v=0.5)
 def _replay(policy: Any, env: Any, horizon: int, runs: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     """(actions, rewards) of shape (runs, horizon) and each run's final state, from ``play_round`` itself."""
     keys = key_streams(seed, runs)
-    start = jax.jit(lambda ek, pk: init_run(policy, env, ek, pk, horizon))
-    step = jax.jit(lambda es, s, qk, pk, t: play_round(policy, env, es, s, qk, pk, t))
+    start = jax.jit(lambda ek, pk: init_run(ek, pk, policy, env, horizon))
+    step = jax.jit(lambda es, s, qk, pk, t: play_round(qk, pk, policy, env, es, s, t))
     actions, rewards, states = np.zeros((runs, horizon), int), np.zeros((runs, horizon)), []
     for r in range(runs):
         env_state, state = start(keys.env[r], keys.policy[r])
@@ -81,7 +81,7 @@ def test_catalogue_runner_plays_the_rounds_of_play_round():
         run, rng = env.reset(SEED, r), np.random.default_rng([SEED, r, 1])
         state = policy.init(env.initial(run))
         for t in range(H):
-            state, rnd = play_round(policy, env, run, state, None, rng, t)
+            state, rnd = play_round(None, rng, policy, env, run, state, t)
             assert rnd.action == ds.action.values[0, r, t]
             assert rnd.feedback == ds.reward.values[0, r, t]
             assert rnd.outcome.regret == ds.regret.values[0, r, t]

@@ -205,8 +205,8 @@ def test_comb_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatc
 
 def test_every_check_has_a_breaking_example():
     covered = {check for check, _ in BROKEN_POLICIES} | {pc.check_bad_inputs, pc.check_save_load}
-    assert covered == set(pc.CHECKS)
-    host = {check for check, _ in BROKEN_HOST_POLICIES} | {hc.check_save_load}  # the Agent's save, as above
-    assert host == set(hc.CHECKS)
+    assert covered == set(pc.POLICY_CHECKS)
+    host = {check for check, _ in BROKEN_HOST_POLICIES} | {hc.check_host_save_load}  # the Agent's save, as above
+    assert host == set(hc.HOST_CHECKS)
     comb = {check for check, _ in BROKEN_COMB_POLICIES} | {cc.check_comb_bad_inputs, cc.check_comb_save_load}
-    assert comb == set(cc.CHECKS)
+    assert comb == set(cc.COMB_CHECKS)

@@ -32,7 +32,7 @@ def test_lints_on_two_arms_matches_the_gaussian_closed_form():
     precision, b = np.asarray(state.precision), np.asarray(state.b)
     diff = arms[0] - arms[1]
     exact = norm.cdf(diff @ np.linalg.solve(precision, b) / (0.7 * np.sqrt(diff @ np.linalg.solve(precision, diff))))
-    estimate = propensity(agent.policy, state, arms, 0, jax.random.PRNGKey(1), samples=20_000)
+    estimate = propensity(jax.random.PRNGKey(1), agent.policy, state, arms, 0, samples=20_000)
     assert not estimate.exact and 0.05 < exact < 0.95
     assert abs(estimate.value - exact) < 4 * estimate.se, (estimate, exact)
     decided = agent.decide(arms, propensity=20_000)
@@ -55,10 +55,10 @@ def test_exact_laws_match_the_policys_own_selections(make, rounds):
     arms = np.vstack([RNG.uniform(-1, 1, (3, 3)), np.repeat(RNG.uniform(-1, 1, (1, 3)), 2, axis=0)])  # a tied pair
     agent = _trained(make(), arms, rounds=rounds)
     assert isinstance(agent.policy, bb.contract.ExactLaw)
-    exact, zero = action_distribution(agent.policy, agent.state, arms, jax.random.PRNGKey(0))
+    exact, zero = action_distribution(jax.random.PRNGKey(0), agent.policy, agent.state, arms)
     assert np.all(zero == 0.0) and abs(exact.sum() - 1.0) < 1e-12
     frequencies, se = action_distribution(  # the law against 20,000 of the policy's own selections
-        agent.policy, agent.state, arms, jax.random.PRNGKey(2), samples=20_000, method="monte_carlo"
+        jax.random.PRNGKey(2), agent.policy, agent.state, arms, samples=20_000, method="monte_carlo"
     )
     np.testing.assert_array_less(np.abs(frequencies - exact), 4 * np.maximum(se, 1e-3))
 
@@ -66,7 +66,7 @@ def test_exact_laws_match_the_policys_own_selections(make, rounds):
 def test_a_monte_carlo_estimate_is_never_below_one_over_the_draws():
     arms = np.array([[3.0, 0.0], [-3.0, 0.0]])
     agent = _trained(bb.LinTS(v=0.01), arms, rounds=30)  # arm 0 pays, arm 1 is never drawn at this scale
-    estimate = propensity(agent.policy, agent.state, arms, int(np.argmin(arms @ agent.state.b)), jax.random.PRNGKey(0))
+    estimate = propensity(jax.random.PRNGKey(0), agent.policy, agent.state, arms, int(np.argmin(arms @ agent.state.b)))
     assert estimate.value == 1 / 1000
 
 
@@ -77,5 +77,5 @@ def test_a_super_arm_is_matched_as_a_set():
         agent.update(agent.select(arms), np.ones(2), arms=arms)
     decided = agent.decide(arms, propensity=200)
     assert decided.propensity == 1.0  # deterministic scores without ties: the same set every draw
-    reversed_set = propensity(agent.policy, agent.state, arms, decided.action[::-1], jax.random.PRNGKey(0), samples=50)
+    reversed_set = propensity(jax.random.PRNGKey(0), agent.policy, agent.state, arms, decided.action[::-1], samples=50)
     assert reversed_set.value == 1.0

@@ -28,12 +28,12 @@ def policies() -> dict[str, object]:
 
 
 def blocks_and_whole() -> dict[str, np.ndarray]:
-    """One ``simulate`` of 7 runs, the same runs in blocks of 3 (``first_run``), a ``scale.simulate`` of
+    """One ``simulate`` of 7 runs, the same runs in blocks of 3 (``first_run``), a ``scale.simulate_parts`` of
     blocks of 2, and a ``sweep`` of runs 4-6 beside the whole sweep."""
     env = LogisticBandit(K=8, d=3)
     whole = bb.simulate(policies(), env, 40, runs=7, seed=3)
     blocks = [bb.simulate(policies(), env, 40, runs=min(3, 7 - s), seed=3, first_run=s) for s in range(0, 7, 3)]
-    parts = scale.simulate(policies(), env, 40, runs=7, seed=3, block=2, progress=False)
+    parts = scale.simulate_parts(policies(), env, 40, runs=7, seed=3, block=2, progress=False)
     configs = [bb.LinTS(v=v) for v in (0.1, 1.0)]
     sweep_whole = bb.sim.sweep(configs, LinearBandit(K=6, d=3), 30, runs=7, seed=4)
     sweep_tail = bb.sim.sweep(configs, LinearBandit(K=6, d=3), 30, runs=3, seed=4, first_run=4)
@@ -171,7 +171,7 @@ def test_a_dask_cluster_gives_the_one_process_results_even_when_a_worker_dies(tm
     pytest.importorskip("distributed")
     _cloudpickle_this_module()
     reference = scale.run_grid(small_grid(tmp_path / "here"))
-    with scale.local_cluster(2) as client:
+    with scale.local_cluster(workers=2) as client:
         assert all(w.startswith("tcp://127.0.0.1:") for w in client.scheduler_info()["workers"])
         pids = set(client.run(os.getpid).values())
         assert len(pids) == 2 and os.getpid() not in pids
@@ -210,10 +210,10 @@ def test_a_dask_cluster_gives_the_one_process_results_even_when_a_worker_dies(tm
 
 def test_bad_inputs_name_the_argument_and_the_fix():
     with pytest.raises(InvalidInput, match="'workers' parameter of local_cluster"):
-        scale.local_cluster(0)
+        scale.local_cluster(workers=0)
     with pytest.raises(InvalidInput, match="at least one policy"):
-        scale.simulate({}, LinearBandit(K=4, d=2), 5)
-    with pytest.raises(InvalidInput, match="'block' parameter of scale.simulate"):
-        scale.simulate({"lints": bb.LinTS()}, LinearBandit(K=4, d=2), 5, runs=2, block=0)
+        scale.simulate_parts({}, LinearBandit(K=4, d=2), 5)
+    with pytest.raises(InvalidInput, match="'block' parameter of scale.simulate_parts"):
+        scale.simulate_parts({"lints": bb.LinTS()}, LinearBandit(K=4, d=2), 5, runs=2, block=0)
     with pytest.raises(InvalidInput, match="'index' parameter of shard"):
         scale.shard([], 3, 2)

@@ -1,4 +1,4 @@
-"""``simulate`` and ``bai.evaluate`` on two (simulated) CPU devices play exactly the runs they play on one."""
+"""``simulate`` and ``bai.replicate`` on two (simulated) CPU devices play exactly the runs they play on one."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def play() -> dict[str, np.ndarray]:
     fixed = bb.envs.LogisticBandit(K=12, d=3)
     contextual = bb.envs.ContextualLogisticBandit(K=6, d=3)
     semi = bb.envs.ClusteredSemiBandit(phi=1.0, oracle=TopK(k=5), num_arms=40)
-    bai_ds = bai.evaluate(
+    bai_ds = bai.replicate(
         {"gse": bai.GSE(allocation="g-optimal"), "sh": bai.SequentialHalving()},
         bai.AdaptiveInstance(K=4, omega=0.3),
         budget=40,

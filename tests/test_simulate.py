@@ -154,7 +154,7 @@ def test_state_size_independent_of_horizon_for_fixed_arms(policy):
     """For a fixed arm set the policy state (sufficient statistics) does not grow with the horizon."""
     env = envs.LogisticBandit(K=20, d=4)
     key = jax.random.PRNGKey(0)
-    shapes = [jax.eval_shape(lambda k, c=c: init_run(policy, env, k, k, c), key) for c in (100, 50_000)]
+    shapes = [jax.eval_shape(lambda k, c=c: init_run(k, k, policy, env, c), key) for c in (100, 50_000)]
     assert jax.tree.structure(shapes[0]) == jax.tree.structure(shapes[1])
     assert [(x.shape, x.dtype) for x in jax.tree.leaves(shapes[0])] == [
         (x.shape, x.dtype) for x in jax.tree.leaves(shapes[1])
@@ -243,5 +243,5 @@ def test_glm_policy_learns_on_contextual_features():
     assert np.all(np.isfinite(regret)) and int(ds["not_converged"].sum()) == 0
     third = horizon // 3
     assert regret[:, -third:].mean() < 0.6 * regret[:, :third].mean()
-    _, state = init_run(bb.GLMTSL(logistic()), env, jax.random.PRNGKey(0), jax.random.PRNGKey(0), horizon)
+    _, state = init_run(jax.random.PRNGKey(0), jax.random.PRNGKey(0), bb.GLMTSL(logistic()), env, horizon)
     assert isinstance(state.history, bb.history.RowHistory) and state.history.capacity == horizon

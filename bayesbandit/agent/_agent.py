@@ -455,7 +455,7 @@ class Agent:
         among itself and ``samples - 1`` more selections on keys apart from every selection's, exact given those
         draws (:func:`bayesbandit.propensities.logged_propensity`)."""
         key = jax.random.fold_in(draw_key(self._key, draw_data(number)), _PROPENSITY_STREAM)
-        return logged_propensity(self.policy, state, arms_call, np.asarray(action), key, samples=samples)
+        return logged_propensity(key, self.policy, state, arms_call, np.asarray(action), samples=samples)
 
     def _next_draw(self) -> int:
         """The next draw number, taken (under the lock)."""
@@ -605,8 +605,8 @@ class Agent:
             index = check_item_ids(action, self._held_ids)
         else:
             num_arms, shape = self._action_layout(arms_np.shape[0])
-            index = check_action(action, num_arms, shape)
-        value = check_feedback(reward, self._support.constraint, self._support.description, index.shape)
+            index = check_action(action, num_arms, shape=shape)
+        value = check_feedback(reward, self._support.constraint, self._support.description, shape=index.shape)
         action_host = index if self._catalogue else index.astype(np.int32)
 
         def failure(info: Any) -> tuple[Any, str]:
@@ -698,14 +698,14 @@ class Agent:
             arms_np = self._batch_arms(arms, count)
             arms_per_row = arms_np.ndim == 3
             num_arms, shape = self._action_layout(arms_np.shape[-2])
-            index = check_action(actions, num_arms, shape, count=count).astype(np.int32)
+            index = check_action(actions, num_arms, shape=shape, count=count).astype(np.int32)
             if self._arms is not None:
                 arms_call = self._arms_call
             elif arms is None:  # the last select's arms
                 arms_call = self._last_arms_call
             else:
                 arms_call = arms_np
-        value = check_feedback(rewards, self._support.constraint, self._support.description, index.shape)
+        value = check_feedback(rewards, self._support.constraint, self._support.description, shape=index.shape)
         state = self.policy.reserve(self.state, count) if self._buffered else self.state
         new_state, info = self._calls.update_many(arms_per_row, state, arms_call, index, value)
 
@@ -871,7 +871,13 @@ class Agent:
                     self._decay(row[2])
                 elif kind == "decision":
                     action = np.asarray(json.loads(row[5]))
-                    decision = Decision(row[1], int(action) if action.ndim == 0 else action, row[2], row[8], row[9])
+                    decision = Decision(
+                        row[1],
+                        int(action) if action.ndim == 0 else action,
+                        row[2],
+                        propensity=row[8],
+                        propensity_se=row[9],
+                    )
                     self._decisions.add(decision, decision_arms(row))
                     self._draws = max(self._draws, row[3] + 1)
                 else:

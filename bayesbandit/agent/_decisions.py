@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,7 @@ class Decision:
     id: str
     action: Any
     time: float
+    _: KW_ONLY
     propensity: float | None = None
     propensity_se: float | None = None
 
@@ -177,7 +178,11 @@ class DecisionBook:
             action = actions[i]
             propensity, se = meta["propensities"][i]
             decision = Decision(
-                decision_id, int(action) if action.ndim == 0 else action, meta["times"][i], propensity, se
+                decision_id,
+                int(action) if action.ndim == 0 else action,
+                meta["times"][i],
+                propensity=propensity,
+                propensity_se=se,
             )
             self._pending[decision_id] = (decision, arms[i])
         self._settled = OrderedDict((k, v) for k, v in meta["settled"])

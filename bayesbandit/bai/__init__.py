@@ -25,7 +25,7 @@ module                      job
 from bayesbandit.bai._protocol import BAIAlgorithm, BAIEnv, BAIInfo, is_correct
 from bayesbandit.bai.automobile import Automobile, load_automobile
 from bayesbandit.bai.bayesgap import BayesGap
-from bayesbandit.bai.evaluation import concat_replications, evaluate
+from bayesbandit.bai.evaluation import concat_replications, replicate
 from bayesbandit.bai.gse import GSE
 from bayesbandit.bai.instances import AdaptiveInstance, CornerInstance, GLMInstance, SphereInstance, StaticInstance
 from bayesbandit.bai.lingape import LinGapE
@@ -39,7 +39,7 @@ __all__ = [
     "BAIEnv",
     "BAIInfo",
     "is_correct",
-    "evaluate",
+    "replicate",
     "concat_replications",
     "MostPulled",
     "BayesGap",

@@ -27,6 +27,7 @@ import numpy as np
 
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.envs import Instance
+from bayesbandit.validation import check_key
 from bayesbandit.errors import InvalidInput
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
     "check_call",
     "check_env",
     "check_instance",
-    "check_key",
     "noise_variance",
 ]
 
@@ -97,7 +97,7 @@ def stack_rewards(env: BAIEnv, instance: Instance, reward_key: PRNGKey, arms: Ar
     return jax.vmap(one)(jnp.asarray(arms), jnp.asarray(index))
 
 
-def is_correct(instance: Instance, arm: Array, rtol: float = 1e-12) -> Array:
+def is_correct(instance: Instance, arm: Array, *, rtol: float = 1e-12) -> Array:
     """Whether ``arm`` is *a* best arm: ``mu_arm >= max_i mu_i`` up to rounding (ties all count)."""
     best = jnp.max(instance.means)
     return instance.means[arm] >= best - rtol * jnp.maximum(jnp.abs(best), 1.0)
@@ -135,19 +135,6 @@ def check_env(owner: str, env: object) -> None:
         )
 
 
-def check_key(owner: str, key: Any) -> None:
-    """``key`` is a JAX PRNG key: a typed key of shape ``()`` or raw ``uint32`` key data (traced keys pass)."""
-    dtype = getattr(key, "dtype", None)
-    shape = getattr(key, "shape", None)
-    typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) and shape == ()
-    raw = dtype == np.uint32 and shape is not None and len(shape) == 1
-    if not (isinstance(key, jax.Array | np.ndarray) and (typed or raw)):
-        raise InvalidInput(
-            f"{owner}: the 'key' argument must be one JAX PRNG key. Got {type(key).__name__} {key!r} instead. "
-            "Fix: pass jax.random.key(seed) (or jax.random.PRNGKey(seed))."
-        )
-
-
 def check_call(owner: str, env: Any, instance: Any, key: Any) -> None:
     """The arguments of ``identify`` other than the budget: an environment, an instance and a key."""
     check_env(owner, env)
@@ -172,7 +159,7 @@ def check_instance(owner: str, instance: Instance) -> None:
     """Finite features and means, and no two arms with the same features (on concrete instances).
 
     Batched instances (a leading replications axis) are checked replication by replication.
-    Traced instances (inside ``jit`` / ``vmap``) are not checked: :func:`bayesbandit.bai.evaluate`
+    Traced instances (inside ``jit`` / ``vmap``) are not checked: :func:`bayesbandit.bai.replicate`
     checks every instance on the host before it runs anything.
     """
     if not (hasattr(instance, "arms") and hasattr(instance, "means")):

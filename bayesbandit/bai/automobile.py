@@ -139,4 +139,4 @@ class Automobile:
 
     def reward(self, instance: Instance, arm: Array, key: PRNGKey) -> Array:
         """One pull: the car's scaled price plus Gaussian noise of variance ``noise_var``."""
-        return gaussian_reward(instance, arm, key, self.noise_var)
+        return gaussian_reward(key, instance, arm, self.noise_var)

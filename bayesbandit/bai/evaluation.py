@@ -1,6 +1,6 @@
 """Paired evaluation of best-arm-identification algorithms on common random numbers.
 
-Replication ``r`` of :func:`evaluate` gives every algorithm
+Replication ``r`` of :func:`replicate` gives every algorithm
 
 * the same instance: ``env.reset(fold_in(fold_in(k, 0), r))``;
 * the same rewards: the stack of rewards keyed by ``fold_in(fold_in(k, 1), r)``
@@ -43,13 +43,13 @@ from bayesbandit.errors import InvalidInput
 from bayesbandit.sharding import RUNS_AXIS, compile_over_runs, runs_mesh, to_host, to_mesh
 from bayesbandit.validation import check_compiler_options, check_int
 
-__all__ = ["evaluate", "replication_keys", "summarize", "concat_replications"]
+__all__ = ["replicate", "replication_keys", "summarize_replications", "concat_replications"]
 
 
-def replication_keys(seed: int, replications: int, first: int = 0) -> tuple[Array, Array]:
+def replication_keys(seed: int, replications: int, *, first: int = 0) -> tuple[Array, Array]:
     """(instance keys, run keys) of replications ``first..first + replications - 1``, each ``(replications, key)``.
 
-    The pairing of :func:`~bayesbandit.bai.evaluate`: replication ``r``'s keys are
+    The pairing of :func:`~bayesbandit.bai.replicate`: replication ``r``'s keys are
     ``fold_in(fold_in(k, 0), r)`` and ``fold_in(fold_in(k, 1), r)``, whatever the other replications.
     """
     base = jax.random.key(seed)
@@ -61,13 +61,13 @@ def replication_keys(seed: int, replications: int, first: int = 0) -> tuple[Arra
 def _check_algorithms(algorithms: Any) -> dict[str, BAIAlgorithm]:
     if not isinstance(algorithms, Mapping) or not algorithms:
         raise InvalidInput(
-            "evaluate: the 'algorithms' argument must be a non-empty mapping from names to algorithms. "
+            "replicate: the 'algorithms' argument must be a non-empty mapping from names to algorithms. "
             f"Got {type(algorithms).__name__} {algorithms!r} instead. Fix: pass e.g. {{'GSE': GSE()}}."
         )
     for name, algorithm in algorithms.items():
         if isinstance(algorithm, type) or not callable(getattr(algorithm, "identify", None)):
             raise InvalidInput(
-                f"evaluate: algorithm {name!r} must be an algorithm object with an identify(env, instance, budget, "
+                f"replicate: algorithm {name!r} must be an algorithm object with an identify(env, instance, budget, "
                 f"key) method. Got {algorithm!r}. Fix: pass an instance, e.g. {{{name!r}: GSE()}}."
             )
     return {str(k): v for k, v in algorithms.items()}
@@ -103,7 +103,7 @@ def _compile(
     t0 = time.perf_counter()
     split = (PartitionSpec(RUNS_AXIS), PartitionSpec(RUNS_AXIS))
     # identify checks the budget
-    compiled = compile_over_runs(_runner(algorithm, env, budget), example, split, mesh, options)
+    compiled = compile_over_runs(_runner(algorithm, env, budget), example, split, mesh, options=options)
     if key is not None:
         _COMPILED[key] = compiled
         while len(_COMPILED) > _CACHE_SIZE:
@@ -121,13 +121,13 @@ def _batches(tree: Any, size: int, batch: int) -> list[tuple[Any, int]]:
     return out
 
 
-def evaluate(
+def replicate(
     algorithms: Mapping[str, BAIAlgorithm],
     env: BAIEnv,
     budget: int,
+    *,
     replications: int = 1000,
     seed: int = 0,
-    *,
     batch_size: int = 250,
     progress: bool = False,
     first_replication: int = 0,
@@ -168,25 +168,25 @@ def evaluate(
         pair (algorithm, versus): ``difference`` (accuracy of ``algorithm`` minus that of ``versus``
         over the same replications) and its paired standard error ``difference_se``.
     """
-    check_env("evaluate", env)
+    check_env("replicate", env)
     named = _check_algorithms(algorithms)
-    replications = check_int("evaluate", "replications", replications, low=2)
-    batch_size = check_int("evaluate", "batch_size", batch_size, low=1)
-    seed = check_int("evaluate", "seed", seed, low=0, high=2**32 - 1)
-    first_replication = check_int("evaluate", "first_replication", first_replication, low=0, high=2**32 - replications)
+    replications = check_int("replicate", "replications", replications, low=2)
+    batch_size = check_int("replicate", "batch_size", batch_size, low=1)
+    seed = check_int("replicate", "seed", seed, low=0, high=2**32 - 1)
+    first_replication = check_int("replicate", "first_replication", first_replication, low=0, high=2**32 - replications)
     if not isinstance(progress, bool):
         raise InvalidInput(
-            f"evaluate: the 'progress' argument must be a bool. Got {progress!r}. Fix: pass True or False."
+            f"replicate: the 'progress' argument must be a bool. Got {progress!r}. Fix: pass True or False."
         )
-    budget = check_budget("evaluate", budget, env.num_arms, 1)
-    compiler_options = check_compiler_options("evaluate", compiler_options)
+    budget = check_budget("replicate", budget, env.num_arms, 1)
+    compiler_options = check_compiler_options("replicate", compiler_options)
     batch = min(batch_size, replications)
     mesh = runs_mesh()  # several devices: each batch is split over them (bayesbandit.sharding)
     if mesh is not None:
         batch = -(-batch // mesh.size) * mesh.size
-    instance_keys, run_keys = replication_keys(seed, replications, first_replication)
+    instance_keys, run_keys = replication_keys(seed, replications, first=first_replication)
     instances = jax.jit(jax.vmap(env.reset))(instance_keys)
-    check_instance("evaluate", instances)
+    check_instance("replicate", instances)
     columns: dict[str, dict[str, np.ndarray]] = {}
     timing: dict[str, tuple[float, float]] = {}
     per_replication = PartitionSpec(RUNS_AXIS)
@@ -213,7 +213,7 @@ def _progress(enabled: bool, total: int, name: str) -> Any:
     return tqdm(total=total, desc=name, unit="batch", disable=not enabled, leave=False)
 
 
-def summarize(
+def summarize_replications(
     names: list[str],
     correct: np.ndarray,
     arm: np.ndarray,
@@ -221,14 +221,15 @@ def summarize(
     seconds: np.ndarray,
     compile_seconds: np.ndarray,
     attrs: dict[str, Any],
+    *,
     first_replication: int = 0,
 ) -> xr.Dataset:
-    """The dataset of :func:`~bayesbandit.bai.evaluate` from per-(algorithm, replication) arrays of paired runs
+    """The dataset of :func:`~bayesbandit.bai.replicate` from per-(algorithm, replication) arrays of paired runs
     (replications ``first_replication, ...``)."""
     replications = np.shape(correct)[1] if np.ndim(correct) == 2 else 0
     if replications < 2:
         raise InvalidInput(
-            "summarize: 'correct' must have shape (algorithms, replications) with at least 2 replications (the "
+            "summarize_replications: 'correct' must have shape (algorithms, replications) with at least 2 replications (the "
             f"paired standard errors divide by R - 1). Got shape {np.shape(correct)}. Fix: run more replications."
         )
     c = correct.astype(float)
@@ -258,11 +259,11 @@ def summarize(
 
 
 def concat_replications(blocks: Sequence[xr.Dataset]) -> xr.Dataset:
-    """Blocks of replications of one :func:`~bayesbandit.bai.evaluate` (same algorithms, environment, budget
+    """Blocks of replications of one :func:`~bayesbandit.bai.replicate` (same algorithms, environment, budget
     and seed) as the one evaluation of all of them: per-replication results joined in replication order,
     times summed, accuracies and paired differences computed over every replication."""
     if not blocks:
-        raise InvalidInput("concat_replications: no blocks given. Fix: pass at least one evaluate result.")
+        raise InvalidInput("concat_replications: no blocks given. Fix: pass at least one replicate result.")
     blocks = sorted(blocks, key=lambda ds: int(ds["replication"].values[0]))
     index = np.concatenate([ds["replication"].values for ds in blocks])
     if len(np.unique(index)) != len(index) or np.any(np.diff(index) != 1):
@@ -274,7 +275,7 @@ def concat_replications(blocks: Sequence[xr.Dataset]) -> xr.Dataset:
     seconds = {var: np.sum([ds[var].values for ds in blocks], axis=0) for var in ("seconds", "compile_seconds")}
     attrs = {**blocks[0].attrs, "replications": len(index)}
     names = blocks[0].algorithm.values.tolist()
-    return summarize(names, **joined, **seconds, attrs=attrs, first_replication=int(index[0]))
+    return summarize_replications(names, **joined, **seconds, attrs=attrs, first_replication=int(index[0]))
 
 
 def _dataset(
@@ -295,7 +296,7 @@ def _dataset(
         "correct": "mu_arm >= max_i mu_i (every best arm counts)",
         "devices": str(jax.devices()),
     }
-    return summarize(
+    return summarize_replications(
         names,
         np.stack([columns[n]["correct"] for n in names]),
         np.stack([columns[n]["arm"] for n in names]),
@@ -303,5 +304,5 @@ def _dataset(
         np.array([timing[n][0] for n in names]),
         np.array([timing[n][1] for n in names]),
         attrs,
-        first_replication,
+        first_replication=first_replication,
     )

@@ -16,7 +16,6 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtr
 
 from bayesbandit._typing import Array, PRNGKey
-from bayesbandit.bai._protocol import check_env
 from bayesbandit.envs import Instance, glm_instance
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
@@ -27,11 +26,10 @@ __all__ = [
     "GLMInstance",
     "CornerInstance",
     "gaussian_reward",
-    "check_env",
 ]
 
 
-def gaussian_reward(instance: Instance, arm: Array, key: PRNGKey, noise_var: float) -> Array:
+def gaussian_reward(key: PRNGKey, instance: Instance, arm: Array, noise_var: float) -> Array:
     """``mu_arm + sqrt(noise_var) * z`` with ``z ~ N(0, 1)`` drawn from ``key``."""
     return instance.means[arm] + math.sqrt(noise_var) * jax.random.normal(key, dtype=instance.means.dtype)
 
@@ -49,7 +47,7 @@ class _Gaussian:
 
     def reward(self, instance: Instance, arm: Array, key: PRNGKey) -> Array:
         """One pull of ``arm``: its mean plus Gaussian noise of variance ``noise_var``."""
-        return gaussian_reward(instance, arm, key, self.noise_var)
+        return gaussian_reward(key, instance, arm, self.noise_var)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gzip
 import os
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +39,7 @@ class ImageData:
     images: np.ndarray  # (n, pixels) float32
     labels: np.ndarray  # (n,) int32 in [0, num_classes)
     source: str
+    _: KW_ONLY
     classes: int | None = None
 
     def __post_init__(self) -> None:

@@ -118,7 +118,7 @@ def training_matrix(ratings: Ratings, test_movies: np.ndarray) -> tuple[np.ndarr
     return users, movies, matrix
 
 
-def user_features(matrix: csr_matrix, rank: int = 50, *, seed: int = 0) -> np.ndarray:
+def user_features(matrix: csr_matrix, *, rank: int = 50, seed: int = 0) -> np.ndarray:
     """``[c U Sigma^{1/2}, 1/sqrt(2)]`` from a rank-``rank`` truncated SVD, ``c`` making the max norm 1.
 
     See the module docstring for the solver, ordering and sign convention.
@@ -209,7 +209,7 @@ def promotion_data(
             f"{owner}: 'rank' must be below min(users, training movies) = {min(matrix.shape)}; got {rank}. "
             f"Fix: pass rank <= {min(matrix.shape) - 1}."
         )
-    features = user_features(matrix, rank, seed=seed)
+    features = user_features(matrix, rank=rank, seed=seed)
     rewards = np.zeros((users.size, test.size))
     held = np.isin(ratings.item, test)
     rows, cols = np.searchsorted(users, ratings.user[held]), np.searchsorted(test, ratings.item[held])

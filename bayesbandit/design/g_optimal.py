@@ -49,7 +49,7 @@ class Design(NamedTuple):
     converged: Array  # () bool: g <= (1 + tol) d within the iteration cap
 
 
-def g_values(x: Array, weights: Array, ridge: float = 1e-12) -> Array:
+def g_values(x: Array, weights: Array, *, ridge: float = 1e-12) -> Array:
     """``x_i^T V(pi)^{-1} x_i`` for every arm, shape (K,), with ``V(pi) = sum_i pi_i x_i x_i^T``.
 
     ``ridge`` (relative to the trace) keeps the factorisation finite for designs whose support does

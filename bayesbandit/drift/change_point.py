@@ -117,7 +117,7 @@ def bernoulli_kl(x: Array, y: Array) -> Array:
     return xlogy(x, x) - xlogy(x, y) + xlogy(1.0 - x, 1.0 - x) - xlogy(1.0 - x, 1.0 - y)
 
 
-def glr_statistic(samples: Array, count: ArrayLike, family: str = "bernoulli", sigma: ArrayLike = 0.5) -> Array:
+def glr_statistic(samples: Array, count: ArrayLike, *, family: str = "bernoulli", sigma: ArrayLike = 0.5) -> Array:
     """The GLR statistic ``G`` of the first ``count`` entries of ``samples`` (chronological order).
 
     ``G = max_{1 <= s < m} s kl(mean_{1:s}, mean_{1:m}) + (m - s) kl(mean_{s+1:m}, mean_{1:m})``
@@ -178,8 +178,8 @@ class GLR:
         The test runs when a stream's count is a multiple of ``every``.
     """
 
-    delta: float = 0.01
     _: KW_ONLY
+    delta: float = 0.01
     family: str = "bernoulli"
     sigma: float = 0.5
     window: int = 1000
@@ -214,7 +214,7 @@ class GLR:
         n = old + valid.astype(jnp.int32)
         kept = jnp.minimum(n, width)
         chronological = buffer[index][(n - kept + jnp.arange(width)) % width]
-        margin = glr_statistic(chronological, kept, self.family, self.sigma) - self.threshold(n)
+        margin = glr_statistic(chronological, kept, family=self.family, sigma=self.sigma) - self.threshold(n)
         tested = valid & (n >= 2) & (n % self.every == 0)
         margin = jnp.where(tested, margin, -jnp.inf)
         return GLRStats(buffer, stats.counts.at[index].set(n)), margin >= 0.0, margin
@@ -243,9 +243,9 @@ class CUSUM:
         Warm-up: rewards of a stream that estimate ``u_0`` before the test starts (SMPyBandits' 100).
     """
 
+    _: KW_ONLY
     epsilon: float = 0.05
     h: float = 6.9
-    _: KW_ONLY
     M: int = 100
 
     def __post_init__(self) -> None:
@@ -292,6 +292,7 @@ class KnownChanges:
         round ``t - 1``, so round ``t`` starts from the prior.
     """
 
+    _: KW_ONLY
     change_points: tuple[int, ...] = ()
 
     per_round: ClassVar[bool] = True  # one update a round, whatever the action's size

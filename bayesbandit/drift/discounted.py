@@ -34,10 +34,14 @@ class Discounted(Wrapper):
     (the discounted Laplace fit of any reward program for the GLM policies; ``B = lam I + sum_s
     gamma^{t-s} x_s x_s^T`` for LinTS / LinUCB and the combinatorial policies; the stabilised rule
     ``Lambda <- gamma Lambda + (1 - gamma) Lambda_0`` for ``history="online"``:
-    :class:`~bayesbandit.contract.Discounts`). Every arm is discounted every round, pulled or not,
-    as SMPyBandits' discounted Thompson sampling does (``DiscountedBeta``: ``S <- gamma S + r``,
-    ``F <- gamma F + (1 - r)`` for the pulled arm, ``S <- gamma S``, ``F <- gamma F`` for the
-    others). The weights sum to at most ``1 / (1 - gamma)``: the effective window (``gamma =
+    :class:`~bayesbandit.contract.Discounts`). Every arm is discounted once every round, pulled or
+    not (on success and failure counts: ``S <- gamma S + r``, ``F <- gamma F + (1 - r)`` for the
+    pulled arm, ``S <- gamma S``, ``F <- gamma F`` for the others). SMPyBandits' docstrings state
+    this rule, but its code differs: ``DiscountedBayesianIndexPolicy.getReward``
+    (``Policies/DiscountedBayesianIndexPolicy.py``) updates the pulled arm's ``DiscountedBeta``,
+    then calls ``self.posterior[arm].discount()`` on the pulled arm once per other arm, so the
+    pulled arm is discounted ``K`` times a pull and the others never.
+    The weights sum to at most ``1 / (1 - gamma)``: the effective window (``gamma =
     0.99``: 100 rounds, ``0.95``: 20). Because the prior keeps its weight, the precision never
     falls below the prior's, however many rounds pass without exciting a direction
     (``benchmarks/results/bench_forgetting_conditioning.md``).
@@ -85,6 +89,7 @@ class Discounted(Wrapper):
     _public: ClassVar[bool] = True
 
     policy: Any
+    _: dataclasses.KW_ONLY
     gamma: float = 0.99
 
     def __post_init__(self) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, NamedTuple
 
 import jax
@@ -96,6 +96,7 @@ class PiecewiseStationary(_Wrapped):
 
     env: Any
     change_points: tuple[int, ...]
+    _: KW_ONLY
     envs: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -134,7 +135,7 @@ class PiecewiseStationary(_Wrapped):
                 f"The 'envs' parameter of PiecewiseStationary.from_envs must be a non-empty sequence of environments. "
                 f"Got {envs!r} instead. Fix: pass one environment per segment."
             )
-        return cls(envs[0], tuple(change_points), tuple(envs))
+        return cls(envs[0], tuple(change_points), envs=tuple(envs))
 
     @property
     def parametric(self) -> bool:
@@ -226,6 +227,7 @@ class Drifting(_Wrapped):
     """
 
     env: Any
+    _: KW_ONLY
     kind: str = "random_walk"
     scale: float = 0.05
     period: int = 1000

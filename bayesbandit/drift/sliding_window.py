@@ -91,6 +91,7 @@ class SlidingWindow(Wrapper):
     _public: ClassVar[bool] = True
 
     policy: Any
+    _: dataclasses.KW_ONLY
     window: int = 100
 
     def __post_init__(self) -> None:

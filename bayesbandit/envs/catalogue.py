@@ -68,6 +68,7 @@ class CatalogueRun:
         initial: np.ndarray,
         schedule: dict[int, Changes],
         noise: np.ndarray | None,
+        *,
         best_reward: float | None = None,
     ) -> None:
         self.features = features

@@ -48,7 +48,7 @@ class ClusteredInstance(NamedTuple):
     best: Array  # () expected reward of the best super arm
 
 
-def cluster_features(phi: float, d: int, num_arms: int, layout: str = "contiguous") -> np.ndarray:
+def cluster_features(phi: float, d: int, num_arms: int, *, layout: str = "contiguous") -> np.ndarray:
     """The ``(num_arms, d)`` features: arm ``i`` of cluster ``j`` is ``cos(phi) e_0 + sin(phi) e_{j+1}``."""
     clusters = d - 1
     size = num_arms // clusters
@@ -121,7 +121,7 @@ class ClusteredSemiBandit:
 
     def reset(self, key: PRNGKey) -> ClusteredInstance:
         """One instance: the fixed features, ``theta*``, the means and the best super arm's value."""
-        arms = jnp.asarray(cluster_features(self.phi, self.d, self.num_arms, self.layout), dtype=float)
+        arms = jnp.asarray(cluster_features(self.phi, self.d, self.num_arms, layout=self.layout), dtype=float)
         theta_key = key if self.theta_seed is None else jax.random.PRNGKey(self.theta_seed)
         # drawn in float32 whatever the precision mode, so the same seed gives the same theta* in both
         theta = jax.random.normal(theta_key, (self.d,), dtype=jnp.float32).astype(arms.dtype)
@@ -145,7 +145,9 @@ class ClusteredSemiBandit:
 
     def cluster_means(self, env_state: ClusteredInstance) -> np.ndarray:
         """The mean reward ``theta*^T x`` of each cluster's arms, shape ``(d - 1,)`` (cluster ``j`` is ``e_{j+1}``'s)."""
-        return np.asarray(cluster_features(self.phi, self.d, self.d - 1, "contiguous") @ np.asarray(env_state.theta))
+        return np.asarray(
+            cluster_features(self.phi, self.d, self.d - 1, layout="contiguous") @ np.asarray(env_state.theta)
+        )
 
     def arms(self, env_state: ClusteredInstance, t: ArrayLike = 0) -> Array:
         """The fixed features ``(N, d)``."""

@@ -22,7 +22,7 @@ __all__ = ["glm_instance", "LogisticBandit", "LinearBandit", "PoissonBandit", "C
 
 
 def glm_instance(
-    key: PRNGKey, K: int, d: int, theta_std: float, mean: Callable[[Array], Array], half_width: float = 1.0
+    key: PRNGKey, K: int, d: int, theta_std: float, mean: Callable[[Array], Array], *, half_width: float = 1.0
 ) -> Instance:
     """One fixed-arm GLM instance: arms, ``theta*`` and the arms' means ``mu(x_i^T theta*)``.
 

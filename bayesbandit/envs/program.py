@@ -70,7 +70,7 @@ class ProgramBandit:
     @property
     def bound(self) -> BoundModel:
         """The program bound to ``d`` features."""
-        return bound_for(self.model, (self.d,), self.obs_site)
+        return bound_for(self.model, (self.d,), obs_site=self.obs_site)
 
     def reset(self, key: PRNGKey) -> Instance:
         """Draw one instance: arms (K, d), theta* (p,) from the prior, the arms' means and the best one."""

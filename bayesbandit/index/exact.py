@@ -75,7 +75,7 @@ class ExactIndex(StoreBacked, SavedAsParts):
     [9, 7]
     """
 
-    def __init__(self, dim: int, dtype: np.dtype | type = np.float32) -> None:
+    def __init__(self, dim: int, *, dtype: np.dtype | type = np.float32) -> None:
         self._store = FeatureStore(dim)
         self._scan = self._store if np.dtype(dtype) == self._store.matrix.dtype else FeatureStore(dim, dtype=dtype)
 

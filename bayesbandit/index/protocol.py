@@ -182,7 +182,7 @@ def load_native_file(data: np.ndarray, read: Callable[[str], Any]) -> None:
         read(name)
 
 
-def check_ids(where: str, ids: object, name: str = "ids") -> np.ndarray:
+def check_ids(where: str, ids: object, *, name: str = "ids") -> np.ndarray:
     """``ids`` as a 1-D int64 array without repeats."""
     arr = np.asarray(ids)
     if arr.ndim == 0:
@@ -201,7 +201,7 @@ def check_ids(where: str, ids: object, name: str = "ids") -> np.ndarray:
     return arr
 
 
-def check_vectors(where: str, vectors: object, n: int, dim: int, name: str = "vectors") -> np.ndarray:
+def check_vectors(where: str, vectors: object, n: int, dim: int, *, name: str = "vectors") -> np.ndarray:
     """``vectors`` as a finite float64 ``(n, dim)`` array."""
     arr = np.asarray(vectors, dtype=np.float64)
     if arr.shape != (n, dim):

@@ -42,7 +42,7 @@ class FeatureStore:
 
     DENSE_IDS = 1 << 24
 
-    def __init__(self, dim: int, dtype: np.dtype | type = np.float64, capacity: int = 1024) -> None:
+    def __init__(self, dim: int, *, dtype: np.dtype | type = np.float64, capacity: int = 1024) -> None:
         self.dim = int(dim)
         self._matrix = np.empty((max(int(capacity), 1), self.dim), dtype=dtype)
         self._ids = np.empty(self._matrix.shape[0], dtype=np.int64)

@@ -4,7 +4,7 @@
 module                 job
 =====================  =============================================================
 ``program``            run a NumPyro program at flat unconstrained parameters
-``contract``           check a program against the reward-model contract (tracing)
+``structure``          check a program against the reward-model contract (tracing)
 ``potential``          :func:`bind` and :class:`BoundModel`: the weighted potential
 ``linear_predictor``   the GLM fast path: derivatives through the natural parameter
 ``newton``             damped, warm-started Newton's method

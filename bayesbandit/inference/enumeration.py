@@ -20,7 +20,7 @@ Only per-row sites are summed out (the site's batch shape is the rows', ``(n,)``
 marginal is a product over rows and the policies' per-row likelihood (weights, masks, row
 compression) is exact. A discrete site shared by all rows couples them, and a continuous site
 that depends on an enumerated one has no single value per run; the binding refuses both
-(:func:`bayesbandit.inference.contract.inspect_program`).
+(:func:`bayesbandit.inference.structure.inspect_program`).
 """
 
 from __future__ import annotations

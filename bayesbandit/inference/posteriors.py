@@ -28,7 +28,7 @@ from bayesbandit.errors import InvalidInput, ModelSpecError
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton_minimize
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.precision import require_x64
-from bayesbandit.validation import MAX_ABS, check_choice, support_hull
+from bayesbandit.validation import MAX_ABS, check_choice, check_key, support_hull
 
 __all__ = [
     "map_estimate",
@@ -310,11 +310,11 @@ def perturb_history(
 
 
 def perturbed_map(
+    key: PRNGKey,
     model: Model | BoundModel,
     x: ArrayLike,
     y: ArrayLike,
     w: ArrayLike | None = None,
-    key: PRNGKey | None = None,
     *,
     a: ArrayLike = 1.0,
     perturbation: str = "auto",
@@ -340,12 +340,12 @@ def perturbed_map(
 
     Parameters
     ----------
+    key : PRNGKey
+        Fresh for each call; the same key gives the same perturbation.
     model : NumPyro program or BoundModel
     x : array, shape (n, *feature_shape)
     y : array, shape (n,)
     w : array, shape (n,), optional
-    key : PRNGKey
-        Fresh for each call; the same key gives the same perturbation.
     a : float
         Reward perturbation scale (``a = 0`` is follow-the-leader).
     perturbation : {"auto", "rewards", "weights"}
@@ -357,11 +357,7 @@ def perturbed_map(
     -------
     NewtonResult
     """
-    if key is None:
-        raise InvalidInput(
-            "The 'key' argument of perturbed_map is required: the perturbation is random. "
-            "Fix: perturbed_map(model, x, y, w, key, a=...) with key = jax.random.PRNGKey(seed)."
-        )
+    check_key("perturbed_map", key)  # first, as in JAX: perturbed_map(key, model, x, y, w, a=...)
     check_choice("perturbed_map", "perturbation", perturbation, PERTURBATIONS)
     require_x64("perturbed_map")
     x, y, w = _data(model, x, y, w, "perturbed_map", in_hull=True)

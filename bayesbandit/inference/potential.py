@@ -1,6 +1,6 @@
 """The potential of a reward program: :func:`bind` and the pure functions of :class:`BoundModel`.
 
-A reward program (the contract is in :mod:`bayesbandit.inference.contract`) is traced once per
+A reward program (the contract is in :mod:`bayesbandit.inference.structure`) is traced once per
 feature shape; :func:`bind` turns it into a :class:`BoundModel`: latent sites are flattened into one
 unconstrained vector ``theta`` (via :func:`jax.flatten_util.ravel_pytree` and
 ``numpyro.distributions.biject_to``), and the weighted negative log joint is
@@ -35,7 +35,7 @@ the distribution's natural parameter.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import jax
@@ -48,7 +48,6 @@ from numpyro.distributions import biject_to
 
 from bayesbandit._typing import Array, ArrayLike, Model, PRNGKey
 from bayesbandit.errors import ModelSpecError
-from bayesbandit.inference.contract import ProgramStructure, inspect_program
 from bayesbandit.inference.linear_predictor import (
     Derivatives,
     LinearPredictor,
@@ -57,6 +56,7 @@ from bayesbandit.inference.linear_predictor import (
     generic_derivatives,
 )
 from bayesbandit.inference.program import ProgramRun, deterministic_value, expected_reward, log_prob, run_program
+from bayesbandit.inference.structure import ProgramStructure, inspect_program
 
 __all__ = ["BoundModel", "bind", "bound_for"]
 
@@ -80,6 +80,7 @@ class BoundModel:
 
     model: Model
     feature_shape: tuple[int, ...]
+    _: KW_ONLY
     obs_site: str = "y"
     _structure: ProgramStructure = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
@@ -378,14 +379,14 @@ def bind(model: Model | BoundModel, x_example: ArrayLike, *, obs_site: str = "y"
                 f"model is bound to features of shape {model.feature_shape}, not {tuple(x_example.shape[1:])}."
             )
         return model
-    return bound_for(model, tuple(int(s) for s in x_example.shape[1:]), obs_site)
+    return bound_for(model, tuple(int(s) for s in x_example.shape[1:]), obs_site=obs_site)
 
 
 @functools.lru_cache(maxsize=256)
-def bound_for(model: Model | BoundModel, feature_shape: tuple[int, ...], obs_site: str = "y") -> BoundModel:
+def bound_for(model: Model | BoundModel, feature_shape: tuple[int, ...], *, obs_site: str = "y") -> BoundModel:
     """Cached :class:`BoundModel` for a program and a feature shape (what policies use)."""
     if isinstance(model, BoundModel):
         if model.feature_shape != feature_shape:
             raise ModelSpecError(f"model is bound to features of shape {model.feature_shape}, not {feature_shape}.")
         return model
-    return BoundModel(model, feature_shape, obs_site)
+    return BoundModel(model, feature_shape, obs_site=obs_site)

@@ -276,8 +276,8 @@ class FirstOrder:
         Optimiser steps per update (static).
     """
 
-    optimizer: Any = field(default_factory=_adam)
     _: KW_ONLY
+    optimizer: Any = field(default_factory=_adam)
     num_steps: int = 1
 
     provides_curvature: ClassVar[bool] = False

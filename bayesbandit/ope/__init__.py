@@ -35,13 +35,13 @@ from bayesbandit.ope._logs import Logs, obp_arms
 from bayesbandit.ope._plot import plot_estimates
 from bayesbandit.ope._reward_model import RewardModel
 from bayesbandit.ope._synthetic import synthetic_logs
-from bayesbandit.ope._target import TargetDistribution, action_distribution
+from bayesbandit.ope._target import TargetDistribution, target_distribution
 
 __all__ = [
     "Logs",
     "obp_arms",
     "TargetDistribution",
-    "action_distribution",
+    "target_distribution",
     "Estimator",
     "Parts",
     "parts",

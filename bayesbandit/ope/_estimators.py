@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar, NamedTuple
 
 import jax.numpy as jnp
@@ -56,7 +56,7 @@ class Parts(NamedTuple):
     q_pi: Array  # sum_a pi_e(a | i) q_hat(i, a) / sum_a pi_e(a | i)
 
 
-def parts(action: Array, reward: Array, pscore: Array, pi_e: Array, q_hat: Array | None = None) -> Parts:
+def parts(action: Array, reward: Array, pscore: Array, pi_e: Array, *, q_hat: Array | None = None) -> Parts:
     """The :class:`Parts` of one target: ``pi_e`` and ``q_hat`` of shape (n, K) (``q_hat`` None: zeros)."""
     rows = jnp.arange(action.shape[0])
     w = pi_e[rows, action] / pscore
@@ -118,6 +118,7 @@ class Estimator:
 class IPS(Estimator):
     """Inverse propensity scoring with weights clipped at ``clip`` (OBP's IPW, ``lambda_``)."""
 
+    _: KW_ONLY
     clip: float = math.inf
     name: ClassVar[str] = "IPS"
 
@@ -159,6 +160,7 @@ class DM(Estimator):
 class DR(Estimator):
     """Doubly robust: ``mean(q_pi + min(w, clip) (r - q_hat(a)))`` (Dudik et al. 2011; OBP's DoublyRobust)."""
 
+    _: KW_ONLY
     clip: float = math.inf
     name: ClassVar[str] = "DR"
     needs_model: ClassVar[bool] = True
@@ -191,6 +193,7 @@ class SNDR(Estimator):
 class SwitchDR(Estimator):
     """Switch-DR: the DR correction kept where ``w <= threshold`` (OBP; Wang et al. 2017)."""
 
+    _: KW_ONLY
     threshold: float = math.inf
     name: ClassVar[str] = "Switch-DR"
     needs_model: ClassVar[bool] = True
@@ -206,6 +209,7 @@ class SwitchDR(Estimator):
 class DRos(Estimator):
     """DR with optimistic shrinkage: weight ``lam w / (w^2 + lam)`` (Su et al. 2020; OBP's DoublyRobustWithShrinkage)."""
 
+    _: KW_ONLY
     shrinkage: float = 0.0
     name: ClassVar[str] = "DR-os"
     needs_model: ClassVar[bool] = True

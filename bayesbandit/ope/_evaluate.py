@@ -31,7 +31,7 @@ def point_estimates(
     """
 
     def one(pi: Array) -> tuple[Array, Array]:
-        p = parts(logs.action, logs.reward, logs.pscore, pi, q_hat)
+        p = parts(logs.action, logs.reward, logs.pscore, pi, q_hat=q_hat)
         values = jnp.stack([e.value(p) for e in estimators])
         terms = jnp.stack([e.round_terms(p) for e in estimators])
         return values, jnp.std(terms, axis=1, ddof=1) / jnp.sqrt(terms.shape[1])
@@ -40,12 +40,13 @@ def point_estimates(
 
 
 def bootstrap_values(
+    key: PRNGKey,
     logs: Logs,
     pi_e: Array,
     q_hat: Array | None,
     estimators: tuple[Estimator, ...],
-    key: PRNGKey,
     num: int,
+    *,
     refit: RewardModel | None = None,
     batch: int = 64,
 ) -> Array:
@@ -62,7 +63,7 @@ def bootstrap_values(
         q = q_hat if refit is None else refit.fit_predict(logs, counts=counts)
 
         def per_target(pi: Array) -> Array:
-            p = parts(logs.action, logs.reward, logs.pscore, pi, q)
+            p = parts(logs.action, logs.reward, logs.pscore, pi, q_hat=q)
             return jnp.stack([e.value(p, counts) for e in estimators])
 
         return jax.vmap(per_target)(pi_e)
@@ -106,7 +107,7 @@ def _targets(logs: Logs, targets: Mapping[str, Any]) -> tuple[list[str], Array, 
     if not isinstance(targets, Mapping) or not targets:
         raise InvalidInput(
             "evaluate: the 'targets' argument must be a non-empty dict name -> action distribution (n, K). "
-            f"Got {type(targets).__name__}. Fix: pass {{'name': ope.action_distribution(policy, state, logs, key)}}."
+            f"Got {type(targets).__name__}. Fix: pass {{'name': ope.target_distribution(policy, state, logs, key)}}."
         )
     names, probs, ses = [], [], []
     shape = (logs.num_rounds, logs.num_arms)
@@ -117,7 +118,7 @@ def _targets(logs: Logs, targets: Mapping[str, Any]) -> tuple[list[str], Array, 
             raise InvalidInput(
                 f"evaluate: the 'targets' entry {name!r} must be an action distribution of shape {shape} with rows "
                 f"of non-negative probabilities summing to one. Got shape {arr.shape}. Fix: pass "
-                "ope.action_distribution(policy, state, logs, key) or a normalised array."
+                "ope.target_distribution(policy, state, logs, key) or a normalised array."
             )
         names.append(str(name))
         probs.append(arr)
@@ -155,14 +156,14 @@ def _point_jit(logs: Logs, pi_e: Array, q_hat: Array | None, estimators: tuple[E
 def _bootstrap_jit(
     logs: Logs, pi_e: Array, q_hat: Array | None, estimators: tuple[Estimator, ...], key: PRNGKey, num: int, refit: Any
 ) -> Array:
-    return bootstrap_values(logs, pi_e, q_hat, estimators, key, num, refit)
+    return bootstrap_values(key, logs, pi_e, q_hat, estimators, num, refit=refit)
 
 
 def _betting(logs: Logs, pi_e: Array, interval: Betting) -> tuple[Array, Array]:
     """The betting interval of every target, each shape (T,)."""
-    return jax.vmap(lambda w: betting_interval(w, logs.reward, interval.level, interval.reward_range))(
-        _weights(logs, pi_e)
-    )
+    return jax.vmap(
+        lambda w: betting_interval(w, logs.reward, level=interval.level, reward_range=interval.reward_range)
+    )(_weights(logs, pi_e))
 
 
 def _weights(logs: Logs, pi_e: Array) -> Array:
@@ -186,7 +187,7 @@ def evaluate(
     logs : Logs
     targets : dict name -> (n, K) array or TargetDistribution
         Each target's action distribution on the logged rounds
-        (:func:`bayesbandit.ope.action_distribution`).
+        (:func:`bayesbandit.ope.target_distribution`).
     estimators : sequence of Estimator
         Default :data:`DEFAULT_ESTIMATORS` (IPS, SNIPS, DM, DR, SNDR, Switch-DR, DR-os).
     reward_model : RewardModel or array (n, K), optional

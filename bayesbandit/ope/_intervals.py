@@ -37,7 +37,7 @@ from the IPS terms, so it is reported on the IPS row.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import jax
 import jax.numpy as jnp
@@ -63,6 +63,7 @@ class Bootstrap:
         Refit the Laplace reward model on every resample.
     """
 
+    _: KW_ONLY
     num: int = 1000
     level: float = 0.95
     refit: bool = False
@@ -83,6 +84,7 @@ class Betting:
         Known bounds ``lo < hi`` of every reward.
     """
 
+    _: KW_ONLY
     level: float = 0.95
     reward_range: tuple[float, float] = (0.0, 1.0)
 
@@ -137,7 +139,7 @@ def _lower(phi: Array, alpha: float, steps: int = 60) -> Array:
 
 
 def betting_interval(
-    w: Array, reward: Array, level: float = 0.95, reward_range: tuple[float, float] = (0.0, 1.0)
+    w: Array, reward: Array, *, level: float = 0.95, reward_range: tuple[float, float] = (0.0, 1.0)
 ) -> tuple[Array, Array]:
     """The betting interval ``(lower, upper)`` for the target's value from IPS weights and rewards (module docstring). Jittable."""
     lo, hi = reward_range

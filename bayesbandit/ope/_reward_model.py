@@ -18,7 +18,7 @@ predicted by the fit to the other folds. ``n_folds = 1`` fits and predicts on al
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import jax
@@ -60,6 +60,7 @@ class RewardModel:
     """
 
     model: Any
+    _: KW_ONLY
     method: str = "laplace"
     n_folds: int = 2
     obs_site: str = "y"
@@ -74,7 +75,7 @@ class RewardModel:
 
     def bound(self, d: int) -> BoundModel:
         """The program bound to ``d`` features."""
-        return bound_for(self.model, (d,), self.obs_site)
+        return bound_for(self.model, (d,), obs_site=self.obs_site)
 
     def folds(self, n: int) -> Array:
         """Each row's fold, ``i mod n_folds``, shape (n,)."""

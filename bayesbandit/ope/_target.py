@@ -10,7 +10,7 @@ from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.ope._logs import Logs
 from bayesbandit.propensities import DEFAULT_SAMPLES, Method, action_distributions
 
-__all__ = ["TargetDistribution", "action_distribution"]
+__all__ = ["TargetDistribution", "target_distribution"]
 
 
 class TargetDistribution(NamedTuple):
@@ -20,11 +20,11 @@ class TargetDistribution(NamedTuple):
     se: Array
 
 
-def action_distribution(
+def target_distribution(
+    key: PRNGKey,
     policy: Any,
     state: Any,
     logs: Logs,
-    key: PRNGKey,
     *,
     samples: int = DEFAULT_SAMPLES,
     method: Method = "auto",
@@ -39,7 +39,7 @@ def action_distribution(
     same law, computed once and broadcast.
     """
     arms = logs.arms[None] if logs.fixed_arms else logs.arms
-    probabilities, se = action_distributions(policy, state, arms, key, samples=samples, method=method, batch=batch)
+    probabilities, se = action_distributions(key, policy, state, arms, samples=samples, method=method, batch=batch)
     if logs.fixed_arms:
         shape = (logs.num_rounds, logs.num_arms)
         return TargetDistribution(jnp.broadcast_to(probabilities[0], shape), jnp.broadcast_to(se[0], shape))

@@ -242,7 +242,7 @@ def _assign_small(reduced: np.ndarray, k: int, candidates: np.ndarray) -> np.nda
     return chosen
 
 
-def exclusive_assignment(scores: np.ndarray, k: int, order: np.ndarray | None = None) -> np.ndarray:
+def exclusive_assignment(scores: np.ndarray, k: int, *, order: np.ndarray | None = None) -> np.ndarray:
     """The optimal exclusive assignment of the module docstring, on the host.
 
     Parameters
@@ -386,7 +386,7 @@ class ExclusiveAssignment:
             order = np.arange(n)
         else:
             order = np.random.default_rng(np.asarray(seed, dtype=np.uint32).ravel().tolist()).permutation(n)
-        chosen = exclusive_assignment(rounded, self.k, order)
+        chosen = exclusive_assignment(rounded, self.k, order=order)
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         raw = np.take_along_axis(scores, chosen, 1)

@@ -5,7 +5,7 @@ family                 policies
 =====================  ===========================================================
 ``glm/``               GLMTSL, GLMFPL, GLMUCB, UCBGLM, EpsilonGreedy (+ ``theory``)
 ``linear/``            LinTS, LinUCB
-``index/``             SubTS, SubElim: host-side, over a MIPS index of a changing catalogue
+``sublinear/``         SubTS, SubElim: host-side, over a MIPS index of a changing catalogue
 ``comb/``              C2UCB, PC2UCB, RoundTS, ArmTS, CombGreedy, CombLinUCB, CombLinTS: super arms
 ``neural/``            DeepFPL, DeepFL, RepGLMFPL, LastLayerLaplaceTS: neural reward programs
 =====================  ===========================================================
@@ -27,9 +27,9 @@ from bayesbandit.policies.glm import (
     UCBGLMInfo,
     theory,
 )
-from bayesbandit.policies.index import Catalogue, SubElim, SubElimInfo, SubTS, SubTSInfo
 from bayesbandit.policies.linear import LinTS, LinTSInfo, LinUCB, LinUCBInfo, RidgeState, RidgeUpdateInfo
 from bayesbandit.policies.neural import DeepFL, DeepFPL, LastLayerLaplaceTS, RepGLMFPL
+from bayesbandit.policies.sublinear import Catalogue, SubElim, SubElimInfo, SubTS, SubTSInfo
 
 __all__ = [
     "GLMPolicy",

@@ -18,7 +18,7 @@ class ProgramPolicy:
 
     def bound(self, d: int) -> BoundModel:
         """The reward program bound to ``d``-dimensional features."""
-        return bound_for(self.model, (d,), self.obs_site)
+        return bound_for(self.model, (d,), obs_site=self.obs_site)
 
     def reward_support(self, d: int) -> RewardSupport:
         """The observed site's support, for validating rewards."""

@@ -13,7 +13,7 @@ of that:
   progress;
 * :func:`shard` gives job ``K`` of ``N`` of a batch scheduler (a Slurm array) its parts;
   shards write into one folder, or their folders are merged (``bayesbandit merge``);
-* :func:`simulate` is :func:`bayesbandit.simulate` with each policy's runs cut into blocks on a
+* :func:`simulate_parts` is :func:`bayesbandit.simulate` with each policy's runs cut into blocks on a
   cluster;
 * one JAX program over several processes or hosts is :func:`bayesbandit.sharding.initialize`
   (SPMD: every process runs the same code, the runs are split over every process's devices).
@@ -23,7 +23,7 @@ The user guide's page "More than one machine" gives the commands.
 
 from bayesbandit.scale._parts import Part, parse_shard, plan, shard
 from bayesbandit.scale._run import Grid, concat_runs, local_cluster, per_point, run_grid
-from bayesbandit.scale._simulate import SimulateGrid, simulate
+from bayesbandit.scale._simulate import SimulateGrid, simulate_parts
 from bayesbandit.scale._store import PartStore, Settings, load_stored, store
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
     "per_point",
     "local_cluster",
     "SimulateGrid",
-    "simulate",
+    "simulate_parts",
     "PartStore",
     "Settings",
     "load_stored",

@@ -215,7 +215,7 @@ def per_point(done: Mapping[Part, xr.Dataset]) -> dict[tuple[str | int, ...], xr
     return {point: concat_runs(blocks) for point, blocks in points.items()}
 
 
-def local_cluster(workers: int = 2, *, threads_per_worker: int = 1, env: Mapping[str, str] | None = None) -> Any:
+def local_cluster(*, workers: int = 2, threads_per_worker: int = 1, env: Mapping[str, str] | None = None) -> Any:
     """A Dask client of a cluster of ``workers`` new processes on this machine, bound to 127.0.0.1.
 
     Workers are started with ``spawn`` (never ``fork``: JAX is multithreaded and a forked child of

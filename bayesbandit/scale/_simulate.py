@@ -6,7 +6,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import xarray as xr
@@ -20,7 +20,7 @@ from bayesbandit.scale._store import PartStore, Settings
 from bayesbandit.sim import simulate as simulate_here
 from bayesbandit.validation import check_int
 
-__all__ = ["SimulateGrid", "simulate"]
+__all__ = ["SimulateGrid", "simulate_parts"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class SimulateGrid:
     runs: int
     seed: int
     block: int
+    _: KW_ONLY
     compiler_options: tuple[tuple[str, Any], ...] = ()
 
     def parts(self) -> list[Part]:
@@ -60,21 +61,21 @@ class SimulateGrid:
             {name: dict(self.policies)[name]},
             self.env,
             self.horizon,
-            part.runs,
-            self.seed,
+            runs=part.runs,
+            seed=self.seed,
             first_run=part.start,
             progress=False,
             compiler_options=dict(self.compiler_options) or None,
         )
 
 
-def simulate(
+def simulate_parts(
     policies: Any,
     env: Any,
     horizon: int,
+    *,
     runs: int = 1,
     seed: int = 0,
-    *,
     client: Any = None,
     block: int | None = None,
     store: str | os.PathLike | None = None,
@@ -115,27 +116,27 @@ def simulate(
     --------
     >>> import bayesbandit as bb
     >>> from bayesbandit.envs import LinearBandit
-    >>> ds = bb.scale.simulate({"lints": bb.LinTS(v=0.5)}, LinearBandit(K=5, d=2), 20, runs=4, block=2, progress=False)
+    >>> ds = bb.scale.simulate_parts({"lints": bb.LinTS(v=0.5)}, LinearBandit(K=5, d=2), 20, runs=4, block=2, progress=False)
     >>> ds.run.values.tolist()
     [0, 1, 2, 3]
     """
     named = dict(policies) if isinstance(policies, Mapping) else {type(policies).__name__: policies}
     if not named:
         raise InvalidInput(
-            "The 'policies' parameter of scale.simulate must name at least one policy. Got an empty mapping instead."
+            "The 'policies' parameter of scale.simulate_parts must name at least one policy. Got an empty mapping instead."
         )
-    runs = check_int("scale.simulate", "runs", runs, low=1)
+    runs = check_int("scale.simulate_parts", "runs", runs, low=1)
     if block is None:
         workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         block = math.ceil(runs / max(workers, 1))
     grid = SimulateGrid(
         tuple(named.items()),
         env,
-        check_int("scale.simulate", "horizon", horizon, low=1),
+        check_int("scale.simulate_parts", "horizon", horizon, low=1),
         runs,
-        check_int("scale.simulate", "seed", seed, low=0, high=2**32 - 1),
-        check_int("scale.simulate", "block", block, low=1),
-        options_key(compiler_options),
+        check_int("scale.simulate_parts", "seed", seed, low=0, high=2**32 - 1),
+        check_int("scale.simulate_parts", "block", block, low=1),
+        compiler_options=options_key(compiler_options),
     )
     done = run_grid(grid, store=None if store is None else PartStore(store), client=client, progress=progress)
     return xr.concat(list(per_point(done).values()), dim="policy", data_vars="all", coords="minimal", compat="override")

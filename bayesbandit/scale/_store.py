@@ -59,7 +59,7 @@ class PartStore:
         Other folders whose ``parts/`` are read too: those of other shards, for a merge.
     """
 
-    def __init__(self, folder: str | os.PathLike, sources: Sequence[str | os.PathLike] = ()) -> None:
+    def __init__(self, folder: str | os.PathLike, *, sources: Sequence[str | os.PathLike] = ()) -> None:
         self.folder = pathlib.Path(folder)
         self.sources = tuple(pathlib.Path(s) for s in sources)
 

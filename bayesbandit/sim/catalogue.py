@@ -78,7 +78,7 @@ def _play(policy: Any, env: Any, run: Any, horizon: int, rng: np.random.Generato
     seconds = np.empty(horizon)
     for t in range(horizon):
         clock.seconds = 0.0
-        state, rnd = play_round(clock, env, run, state, None, rng, t)
+        state, rnd = play_round(None, rng, clock, env, run, state, t)
         seconds[t] = clock.seconds
         regret[t], reward[t], action[t] = rnd.outcome.regret, rnd.feedback, rnd.action
     live = np.flatnonzero(run.live)
@@ -108,10 +108,10 @@ def _check_env(env: Any) -> None:
 def simulate_catalogue(
     policies: Mapping[str, Any],
     env: Any,
+    *,
     horizon: int | None = None,
     runs: int = 1,
     seed: int = 0,
-    *,
     progress: bool = False,
 ) -> xr.Dataset:
     """Run host policies on a catalogue environment with common random numbers.

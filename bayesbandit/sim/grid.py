@@ -58,10 +58,10 @@ def _one_run(
 ) -> tuple[jax.Array, jax.Array]:
     """Per-round total reward and regret of one configuration on one run."""
     policy = jax.tree.unflatten(structure[1], leaves)
-    env_state, state = init_run(policy, env, env_key, policy_key, horizon)
+    env_state, state = init_run(env_key, policy_key, policy, env, horizon)
 
     def body(state: Any, t: jax.Array) -> tuple[Any, tuple[jax.Array, jax.Array]]:
-        state, rnd = play_round(policy, env, env_state, state, pull_key, policy_key, t)
+        state, rnd = play_round(pull_key, policy_key, policy, env, env_state, state, t)
         return state, (jnp.sum(rnd.feedback), rnd.outcome.regret)
 
     _, (reward, regret) = jax.lax.scan(body, state, jnp.arange(horizon, dtype=jnp.int32))
@@ -101,8 +101,8 @@ def sweep(
     env: Any,
     horizon: int,
     runs: int,
-    seed: int = 0,
     *,
+    seed: int = 0,
     batch: int = 25,
     labels: Sequence[str] | None = None,
     first_run: int = 0,
@@ -158,7 +158,7 @@ def sweep(
     grid_runs = _compiled_grid(options_key(check_compiler_options("sweep", compiler_options)))
     stacked, treedef = stack_policies(policies)
     structure = (type(policies[0]), treedef)
-    keys = key_streams(seed, runs, first_run)
+    keys = key_streams(seed, runs, first_run=first_run)
     rewards, regrets = [], []
     size = min(batch, len(policies))
     for start in range(0, len(policies), size):

@@ -52,11 +52,11 @@ def run_host(
     round_times: list[float] = []
     start = time.perf_counter()
     for r in range(runs):
-        env_state, pstate = init_run(policy, jenv, keys.env[r], keys.policy[r], horizon)
+        env_state, pstate = init_run(keys.env[r], keys.policy[r], policy, jenv, horizon)
         rows: dict[str, list] = {}
         for t in range(horizon):
             t0 = time.perf_counter()
-            pstate, rnd = play_round(policy, jenv, env_state, pstate, keys.pull[r], keys.policy[r], np.int32(t))
+            pstate, rnd = play_round(keys.pull[r], keys.policy[r], policy, jenv, env_state, pstate, np.int32(t))
             failures[r] += not bool(rnd.converged)
             for k, v in round_outputs(rnd, record).items():
                 rows.setdefault(k, []).append(np.asarray(v))

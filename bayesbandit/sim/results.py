@@ -29,7 +29,7 @@ def cumulative_regret(results: xr.Dataset) -> xr.DataArray:
     return results["regret"].cumsum("round")
 
 
-def thin(results: xr.Dataset, num_points: int = 500) -> xr.Dataset:
+def thin(results: xr.Dataset, *, num_points: int = 500) -> xr.Dataset:
     """A small copy for storage: cumulative regret at ``num_points`` evenly spaced rounds.
 
     Per-round ``regret``, ``reward`` and ``action`` (``policies x runs x horizon`` values each) are

@@ -70,14 +70,14 @@ class Round(NamedTuple):
         return jnp.asarray(self.select_info.converged) & jnp.asarray(self.update_info.converged)
 
 
-def key_streams(seed: int, runs: int, first_run: int = 0) -> RunKeys:
+def key_streams(seed: int, runs: int, *, first_run: int = 0) -> RunKeys:
     """The keys of runs ``first_run, ..., first_run + runs - 1`` of the three streams of ``seed`` (module docstring)."""
     k_env, k_pull, k_policy = jax.random.split(jax.random.PRNGKey(seed), 3)
     index = jnp.arange(first_run, first_run + runs, dtype=jnp.uint32)
     return RunKeys(*(jax.vmap(jax.random.fold_in, in_axes=(None, 0))(k, index) for k in (k_env, k_pull, k_policy)))
 
 
-def init_run(policy: Any, env: Any, env_key: PRNGKey, policy_key: PRNGKey, capacity: int) -> tuple[Any, Any]:
+def init_run(env_key: PRNGKey, policy_key: PRNGKey, policy: Any, env: Any, capacity: int) -> tuple[Any, Any]:
     """``(env_state, policy_state)`` of one run: a fresh instance and the policy's initial state.
 
     A fixed arm set is given to ``init`` (per-arm statistics); otherwise the feature dimension,
@@ -115,7 +115,7 @@ def _apply_changes(policy: Any, policy_state: Any, change: Any) -> Any:
 
 
 def play_round(
-    policy: Any, env: Any, env_state: Any, policy_state: Any, pull_key: Any, policy_key: Any, t: ArrayLike
+    pull_key: Any, policy_key: Any, policy: Any, env: Any, env_state: Any, policy_state: Any, t: ArrayLike
 ) -> tuple[Any, Round]:
     """Round ``t`` of one run: the policy selects, the environment answers, the policy updates.
 

@@ -57,9 +57,9 @@ def simulate(
     policies: Any,
     env: Any,
     horizon: int,
+    *,
     runs: int = 1,
     seed: int = 0,
-    *,
     progress: bool | None = None,
     record: Callable[[Round], dict[str, Any]] | None = None,
     num_chunks: int = DEFAULT_NUM_CHUNKS,
@@ -137,7 +137,7 @@ def simulate(
             policy.check_program(env.d)
         if isinstance(policy, Combinatorial):
             policy.check_arms(env.K)
-    keys = key_streams(seed, runs, first_run)
+    keys = key_streams(seed, runs, first_run=first_run)
     if progress is None:
         progress = runs * horizon * len(named) >= _AUTO_PROGRESS
     bar = None

@@ -70,7 +70,7 @@ def _chunk(policy: Any, env: Any, record: Record, carry: tuple, ts: jax.Array) -
 
     def body(carry, t):
         env_state, pstate, pull_key, policy_key, failures = carry
-        pstate, rnd = play_round(policy, env, env_state, pstate, pull_key, policy_key, t)
+        pstate, rnd = play_round(pull_key, policy_key, policy, env, env_state, pstate, t)
         failures = failures + (~rnd.converged).astype(jnp.int32)
         return (env_state, pstate, pull_key, policy_key, failures), round_outputs(rnd, record)
 
@@ -144,17 +144,17 @@ def _executables(split, env, record, capacity: int, keys: RunKeys, chunk_len: in
     # an accelerator one batch: a map there would run the runs one after another.
     def init(d, env_keys, policy_keys):
         batch = None if cpu else env_keys.shape[0]
-        one = lambda k: init_run(rebuild(d), env, k[0], k[1], capacity)  # noqa: E731
+        one = lambda k: init_run(k[0], k[1], rebuild(d), env, capacity)  # noqa: E731
         return jax.lax.map(one, (env_keys, policy_keys), batch_size=batch)
 
     per_run, shared = PartitionSpec(RUNS_AXIS), PartitionSpec()
-    init_c = compile_over_runs(init, (dyn, keys.env, keys.policy), (shared, per_run, per_run), mesh, options)
+    init_c = compile_over_runs(init, (dyn, keys.env, keys.policy), (shared, per_run, per_run), mesh, options=options)
     env_state, pstate = jax.eval_shape(init, dyn, keys.env, keys.policy)
     failures = jax.ShapeDtypeStruct((runs,), jnp.int32)
     carry = (env_state, pstate, keys.pull, keys.policy, failures)
     ts = jax.ShapeDtypeStruct((chunk_len,), jnp.int32)
     chunk = _in_blocks(jax.vmap(lambda d, c, t: _chunk(rebuild(d), env, record, c, t), in_axes=(None, 0, None)), blocks)
-    chunk_c = compile_over_runs(chunk, (dyn, carry, ts), (shared, per_run, shared), mesh, options)
+    chunk_c = compile_over_runs(chunk, (dyn, carry, ts), (shared, per_run, shared), mesh, options=options)
     seconds = time.perf_counter() - start
     if ident is not None:
         _COMPILED[cache_key] = (init_c, chunk_c)

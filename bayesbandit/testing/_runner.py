@@ -18,8 +18,8 @@ ExpectedFailures = Callable[[Any], Mapping[str, str]]
 
 def _suite(obj: Any) -> Sequence[Callable[[Any], None]]:
     if policy_kind(obj) == "host":
-        return host.CHECKS
-    family = comb.CHECKS if isinstance(obj, Combinatorial) else policy.CHECKS
+        return host.HOST_CHECKS
+    family = comb.COMB_CHECKS if isinstance(obj, Combinatorial) else policy.POLICY_CHECKS
     return [*family, *forgetting.checks_for(obj)]
 
 

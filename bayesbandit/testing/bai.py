@@ -18,7 +18,14 @@ import numpy as np
 from bayesbandit.errors import InvalidInput
 from bayesbandit.testing._common import cached, policy_id, same_tree
 
-__all__ = ["CHECKS", "check_bai", "check_bai_jit_vmap", "check_bai_same_key", "check_bai_budget", "check_bai_learns"]
+__all__ = [
+    "BAI_CHECKS",
+    "check_bai",
+    "check_bai_jit_vmap",
+    "check_bai_same_key",
+    "check_bai_budget",
+    "check_bai_learns",
+]
 
 K, BUDGET, REPLICATIONS = 8, 64, 64
 
@@ -113,11 +120,11 @@ def check_bai_learns(algorithm: Any) -> None:
     assert accuracy > 0.25, f"{policy_id(algorithm)}: accuracy {accuracy:.2f}, chance 0.125"
 
 
-CHECKS = [check_bai_jit_vmap, check_bai_same_key, check_bai_budget, check_bai_learns]
+BAI_CHECKS = [check_bai_jit_vmap, check_bai_same_key, check_bai_budget, check_bai_learns]
 """The checks :func:`~bayesbandit.testing.bai.check_bai` runs, in order."""
 
 
 def check_bai(algorithm: Any) -> None:
     """Run every best-arm-identification check on ``algorithm``; raise on the first failure."""
-    for check in CHECKS:
+    for check in BAI_CHECKS:
         check(algorithm)

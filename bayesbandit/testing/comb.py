@@ -19,7 +19,7 @@ from bayesbandit.testing._common import cached, chunked_program, policy_id, reje
 from bayesbandit.testing.policy import RUNS, assert_learns, run_keys
 
 __all__ = [
-    "CHECKS",
+    "COMB_CHECKS",
     "check_comb_runs_compiled",
     "check_comb_same_key_same_actions",
     "check_comb_bad_inputs",
@@ -171,7 +171,7 @@ def check_comb_learns(policy: Any) -> None:
     assert_learns(policy, learning_run(policy), LEARN_ROUNDS)
 
 
-CHECKS = [
+COMB_CHECKS = [
     check_comb_runs_compiled,
     check_comb_same_key_same_actions,
     check_comb_bad_inputs,

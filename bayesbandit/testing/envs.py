@@ -17,7 +17,7 @@ import numpy as np
 from bayesbandit.testing._common import policy_id, same_tree
 
 __all__ = [
-    "CHECKS",
+    "ENV_CHECKS",
     "check_env",
     "check_env_shapes_and_dtypes",
     "check_env_same_key_same_result",
@@ -86,11 +86,11 @@ def check_env_jit_vmap(env: Any) -> None:
     assert all(np.all(np.isfinite(x)) for x in (arms, reward, *outcome)), f"{name}: non-finite values under vmap"
 
 
-CHECKS = [check_env_shapes_and_dtypes, check_env_same_key_same_result, check_env_regret, check_env_jit_vmap]
+ENV_CHECKS = [check_env_shapes_and_dtypes, check_env_same_key_same_result, check_env_regret, check_env_jit_vmap]
 """The checks :func:`~bayesbandit.testing.envs.check_env` runs, in order."""
 
 
 def check_env(env: Any) -> None:
     """Run every environment check on ``env``; raise on the first failure."""
-    for check in CHECKS:
+    for check in ENV_CHECKS:
         check(env)

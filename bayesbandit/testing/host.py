@@ -15,11 +15,11 @@ from bayesbandit.index.protocol import Catalogue
 from bayesbandit.testing._common import cached, policy_id, save_load_continues
 
 __all__ = [
-    "CHECKS",
+    "HOST_CHECKS",
     "check_host_same_seed_same_actions",
     "check_host_bad_inputs",
     "check_host_catalogue_changes",
-    "check_save_load",
+    "check_host_save_load",
     "check_host_learns",
 ]
 
@@ -123,7 +123,7 @@ def _arms() -> np.ndarray:
     return np.random.default_rng(0).standard_normal((40, 3))
 
 
-def check_save_load(policy: Any) -> None:
+def check_host_save_load(policy: Any) -> None:
     """An Agent over a host policy, saved and loaded, continues bit for bit."""
     from bayesbandit.agent import Agent
 
@@ -140,11 +140,11 @@ def check_host_learns(policy: Any) -> None:
     assert late < 0.5 * uniform, f"{name}: late regret per round {late:.3f}, uniform {uniform:.3f}"
 
 
-CHECKS = [
+HOST_CHECKS = [
     check_host_same_seed_same_actions,
     check_host_bad_inputs,
     check_host_catalogue_changes,
-    check_save_load,
+    check_host_save_load,
     check_host_learns,
 ]
 """The checks :func:`~bayesbandit.testing.check_policy` runs on a host policy, in order."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from bayesbandit.errors import InvalidInput, UnknownArm
 
-__all__ = ["CHECKS", "check_index", "check_index_answers", "check_index_bad_inputs", "check_index_save_load"]
+__all__ = ["INDEX_CHECKS", "check_index", "check_index_answers", "check_index_bad_inputs", "check_index_save_load"]
 
 N, D = 5000, 16
 
@@ -39,7 +39,7 @@ def _raises(error: type[Exception], match: str, call: Callable[[], Any], what: s
         raise AssertionError(f"{what} was accepted")
 
 
-def check_index_answers(make: Make, min_recall: float = 0.9) -> None:
+def check_index_answers(make: Make, *, min_recall: float = 0.9) -> None:
     """Recall@10 against brute force of at least ``min_recall`` after a build, 500 adds and 500 removes;
     ``ids`` and ``vectors`` the ids and vectors held, bit for bit; a removed id never returned; a new
     vector far better than any returned first."""
@@ -108,12 +108,12 @@ def check_index_save_load(make: Make) -> None:
     assert len(loaded) == len(index), f"{name}: the loaded index holds {len(loaded)} ids, not {len(index)}"
 
 
-CHECKS = [check_index_answers, check_index_bad_inputs, check_index_save_load]
+INDEX_CHECKS = [check_index_answers, check_index_bad_inputs, check_index_save_load]
 """The checks :func:`~bayesbandit.testing.index.check_index` runs, in order."""
 
 
-def check_index(make: Make, min_recall: float = 0.9) -> None:
+def check_index(make: Make, *, min_recall: float = 0.9) -> None:
     """Run every index check on ``make`` (``dim -> empty index``); raise on the first failure."""
-    check_index_answers(make, min_recall)
+    check_index_answers(make, min_recall=min_recall)
     check_index_bad_inputs(make)
     check_index_save_load(make)

@@ -27,7 +27,7 @@ from bayesbandit.testing._common import (
 )
 
 __all__ = [
-    "CHECKS",
+    "POLICY_CHECKS",
     "check_jit_vmap",
     "check_compiles_once",
     "check_same_key_same_actions",
@@ -48,7 +48,7 @@ LEARN_ROUNDS = ROUNDS * CHUNKS
 AGENT_K, AGENT_D = 6, 3
 
 
-def problem(key: jax.Array, k: int = K, d: int = D) -> tuple[jax.Array, jax.Array]:
+def problem(key: jax.Array, *, k: int = K, d: int = D) -> tuple[jax.Array, jax.Array]:
     """A logistic bandit: arms uniform on [-1, 1]^d, theta* ~ N(0, 3/d I); returns (arms, means)."""
     k_arms, k_theta = jax.random.split(key)
     arms = jax.random.uniform(k_arms, (k, d), minval=-1.0, maxval=1.0)
@@ -251,7 +251,7 @@ def check_learns(policy: Any) -> None:
     assert_learns(policy, learning_run(policy), LEARN_ROUNDS)
 
 
-CHECKS = [
+POLICY_CHECKS = [
     check_jit_vmap,
     check_compiles_once,
     check_same_key_same_actions,

@@ -5,7 +5,7 @@ import pytest
 import bayesbandit as bb
 from bayesbandit.bai import GSE, BayesGap, LinGapE, MostPulled, ODLinBAI, Peace, SequentialHalving
 from bayesbandit.testing._common import policy_id
-from bayesbandit.testing.bai import CHECKS
+from bayesbandit.testing.bai import BAI_CHECKS
 
 ALGORITHMS = [
     GSE(),
@@ -19,7 +19,7 @@ ALGORITHMS = [
 ]
 
 
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("check", BAI_CHECKS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("algorithm", ALGORITHMS, ids=policy_id)
 def test_bai_contract(algorithm, check):
     check(algorithm)

@@ -5,20 +5,20 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from bayesbandit.bai import GSE, Automobile, SequentialHalving, SphereInstance, evaluate, load_automobile
+from bayesbandit.bai import GSE, Automobile, SequentialHalving, SphereInstance, load_automobile, replicate
 from bayesbandit.errors import InvalidInput
 
 # the environment, budget and batch of replications of the paired evaluation, which the grid test
-# reuses: evaluate keeps their compiled programs
+# reuses: replicate keeps their compiled programs
 ENV, BUDGET, BATCH = SphereInstance(K=8, d=4, noise_var=2.0), 120, 25
 
 
 def test_paired_evaluation_is_reproducible_and_pairs_replications():
     env = ENV
     algs = {"GSE": GSE(), "same": GSE(), "SH": SequentialHalving()}
-    ds = evaluate(algs, env, BUDGET, replications=60, seed=3, batch_size=BATCH)
+    ds = replicate(algs, env, BUDGET, replications=60, seed=3, batch_size=BATCH)
     # other batches of replications, the same results (on the algorithm cheaper to compile)
-    again = evaluate({"SH": SequentialHalving()}, env, BUDGET, replications=60, seed=3, batch_size=30)
+    again = replicate({"SH": SequentialHalving()}, env, BUDGET, replications=60, seed=3, batch_size=30)
     np.testing.assert_array_equal(ds.arm.sel(algorithm="SH").values, again.arm.sel(algorithm="SH").values)
     # identical algorithms on common random numbers: identical choices, a zero paired difference
     np.testing.assert_array_equal(ds.arm.sel(algorithm="GSE").values, ds.arm.sel(algorithm="same").values)
@@ -37,8 +37,8 @@ def test_paired_evaluation_is_reproducible_and_pairs_replications():
 
 def test_compiler_options_reach_xla_and_keep_the_choices():
     algs = {"SH": SequentialHalving()}
-    default = evaluate(algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH)
-    quick = evaluate(
+    default = replicate(algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH)
+    quick = replicate(
         algs,
         ENV,
         BUDGET,
@@ -50,11 +50,11 @@ def test_compiler_options_reach_xla_and_keep_the_choices():
     np.testing.assert_array_equal(quick.arm.values, default.arm.values)
     assert float(quick.compile_seconds.sel(algorithm="SH")) > 0  # its own executable, not the default's
     with pytest.raises(Exception, match="no_such_xla_option"):  # XLA's own refusal: the options reach it
-        evaluate(
+        replicate(
             algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH, compiler_options={"no_such_xla_option": 1}
         )
-    with pytest.raises(InvalidInput, match="'compiler_options' parameter of evaluate"):
-        evaluate(algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH, compiler_options=["fast"])
+    with pytest.raises(InvalidInput, match="'compiler_options' parameter of replicate"):
+        replicate(algs, ENV, BUDGET, replications=30, seed=3, batch_size=BATCH, compiler_options=["fast"])
 
 
 class Duplicates(SphereInstance):
@@ -65,11 +65,11 @@ class Duplicates(SphereInstance):
 
 def test_evaluate_refuses_bad_instances_and_budgets():
     with pytest.raises(InvalidInput, match="distinct.*replication 0"):
-        evaluate({"GSE": GSE()}, Duplicates(K=6, d=3), 60, replications=4)
+        replicate({"GSE": GSE()}, Duplicates(K=6, d=3), 60, replications=4)
     with pytest.raises(InvalidInput, match="at least the number of arms"):
-        evaluate({"GSE": GSE()}, SphereInstance(K=6, d=3), 5, replications=4)
+        replicate({"GSE": GSE()}, SphereInstance(K=6, d=3), 5, replications=4)
     with pytest.raises(InvalidInput, match="non-empty mapping"):
-        evaluate([GSE()], SphereInstance(K=6, d=3), 60, replications=4)
+        replicate([GSE()], SphereInstance(K=6, d=3), 60, replications=4)
 
 
 CSV = """make,curb-weight,width,engine-size,city-mpg,highway-mpg,price
@@ -141,9 +141,9 @@ def test_replication_blocks_join_into_one_evaluation():
     from bayesbandit.bai import concat_replications
 
     algorithms = {"GSE": GSE(), "SH": SequentialHalving()}
-    whole = evaluate(algorithms, ENV, BUDGET, replications=6, seed=2, batch_size=BATCH)
-    head = evaluate(algorithms, ENV, BUDGET, replications=2, seed=2, batch_size=BATCH)
-    tail = evaluate(algorithms, ENV, BUDGET, replications=4, seed=2, batch_size=BATCH, first_replication=2)
+    whole = replicate(algorithms, ENV, BUDGET, replications=6, seed=2, batch_size=BATCH)
+    head = replicate(algorithms, ENV, BUDGET, replications=2, seed=2, batch_size=BATCH)
+    tail = replicate(algorithms, ENV, BUDGET, replications=4, seed=2, batch_size=BATCH, first_replication=2)
     assert tail.replication.values.tolist() == [2, 3, 4, 5]
     joined = concat_replications([tail, head])
     for var in ("correct", "arm", "pulls", "accuracy", "difference", "difference_se", "mean_pulls"):

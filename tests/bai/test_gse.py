@@ -159,9 +159,9 @@ def test_the_g_optimal_design_drops_the_disturbing_arm_of_the_adaptive_instance(
 @pytest.mark.parametrize(
     "family, model",
     [
-        ("logistic", logistic(10.0)),
-        pytest.param("probit", probit(10.0), marks=pytest.mark.slow),
-        pytest.param("poisson", poisson(10.0), marks=pytest.mark.slow),
+        ("logistic", logistic(prior_scale=10.0)),
+        pytest.param("probit", probit(prior_scale=10.0), marks=pytest.mark.slow),
+        pytest.param("poisson", poisson(prior_scale=10.0), marks=pytest.mark.slow),
     ],
 )
 def test_gse_fits_any_reward_program(family, model):

@@ -41,7 +41,7 @@ def test_glr_statistic_equals_the_direct_computation(family):
     for n in (2, 3, 17, 60):
         y = np.r_[rng.random(n // 2) < 0.3, rng.random(n - n // 2) < 0.7].astype(float)
         padded = np.r_[y, rng.random(7)]  # entries past the count are ignored
-        got = float(glr_statistic(jnp.asarray(padded), n, family))
+        got = float(glr_statistic(jnp.asarray(padded), n, family=family))
         np.testing.assert_allclose(got, numpy_glr(y, family), rtol=1e-9, atol=1e-12)
     assert float(glr_statistic(jnp.zeros(5), 1)) == 0.0
 
@@ -131,7 +131,7 @@ def test_a_restart_returns_the_inner_state_to_a_fresh_init():
 
 def test_known_changes_restart_at_the_given_rounds_under_simulate():
     bb.runtime.enable_x64()
-    policy = ChangePoint(bb.GLMTSL(logistic(), a=1.0), test=KnownChanges((30, 70)))
+    policy = ChangePoint(bb.GLMTSL(logistic(), a=1.0), test=KnownChanges(change_points=(30, 70)))
     ds = bb.simulate(
         {"oracle": policy},
         bb.envs.BernoulliBandit(means=(0.2, 0.8)),
@@ -153,4 +153,4 @@ def test_bad_arguments_raise_invalid_input():
     with pytest.raises(InvalidInput, match="test"):
         ChangePoint(bb.LinTS(), test="glr")
     with pytest.raises(InvalidInput, match="change_points"):
-        KnownChanges((5, 3))
+        KnownChanges(change_points=(5, 3))

@@ -9,7 +9,7 @@ from bayesbandit.drift import Drifting, PiecewiseStationary
 from bayesbandit.envs import BernoulliBandit, ClusteredSemiBandit, ContextualLogisticBandit, LogisticBandit
 from bayesbandit.errors import InvalidInput
 from bayesbandit.oracles import TopK
-from bayesbandit.testing.envs import CHECKS
+from bayesbandit.testing.envs import ENV_CHECKS
 
 ENVS = [
     BernoulliBandit(means=(0.3, 0.5, 0.9)),
@@ -20,7 +20,7 @@ ENVS = [
 ]
 
 
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("check", ENV_CHECKS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("env", ENVS, ids=lambda e: type(e).__name__ + str(ENVS.index(e)))
 def test_env_contract(env, check):
     check(env)

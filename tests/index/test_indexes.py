@@ -83,7 +83,7 @@ ENGINES = [
 
 @pytest.mark.parametrize("make, min_recall", ENGINES)
 def test_answers_after_build_adds_and_removes(make, min_recall):
-    check_index_answers(make, min_recall)
+    check_index_answers(make, min_recall=min_recall)
 
 
 @pytest.mark.parametrize("make", [p.values[0] for p in ENGINES], ids=[p.id for p in ENGINES])

@@ -138,8 +138,8 @@ def test_perturbed_map_uses_the_perturbed_rewards():
     compressed, *_ = _histories(LIKELIHOODS[0][2], seed=4)
     x, y, w = compressed.rows()
     key = jax.random.PRNGKey(7)
-    fit = jax.jit(lambda k: bb.perturbed_map(logistic(), x, y, w, k, a=0.5))(key)
+    fit = jax.jit(lambda k: bb.perturbed_map(k, logistic(), x, y, w, a=0.5))(key)
     ref = map_jit(logistic(), x, perturb_rewards(key, y, w, 0.5), w)
     np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(ref.theta), rtol=1e-10, atol=1e-12)
-    with pytest.raises(bb.errors.InvalidInput, match="'key' argument of perturbed_map"):
-        bb.perturbed_map(logistic(), x, y, w)
+    with pytest.raises(bb.errors.InvalidInput, match="perturbed_map: the 'key' argument must be one JAX PRNG key"):
+        bb.perturbed_map(logistic(), x, y, w)  # the key comes first

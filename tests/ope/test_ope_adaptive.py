@@ -54,8 +54,8 @@ def test_the_logged_action_has_the_law_of_one_selection(adaptive):
     for k in rng_keys:  # a state after a few rounds of learning
         action, _ = policy.select(state, arms, k)
         state, _ = policy.update(state, arms, action, 1.0 * (action == 0))
-    law, _ = action_distribution(policy, state, arms, jax.random.PRNGKey(4), samples=40_000)
-    actions, freqs = jax.vmap(lambda k: select_logged(policy, state, arms, k, SAMPLES))(
+    law, _ = action_distribution(jax.random.PRNGKey(4), policy, state, arms, samples=40_000)
+    actions, freqs = jax.vmap(lambda k: select_logged(k, policy, state, arms, SAMPLES))(
         jax.random.split(jax.random.PRNGKey(5), 8_000)
     )
     observed = np.bincount(np.asarray(actions), minlength=K) / 8_000
@@ -75,7 +75,7 @@ def test_the_agent_logs_the_frequency_among_its_own_and_further_draws():
             decision.propensity * 16 == pytest.approx(round(decision.propensity * 16)) and decision.propensity >= 1 / 16
         )
         agent.update(decision, 1.0)
-    direct = logged_propensity(agent.policy, agent.state, arms, 0, jax.random.PRNGKey(0), samples=1)
+    direct = logged_propensity(jax.random.PRNGKey(0), agent.policy, agent.state, arms, 0, samples=1)
     assert direct.value == 1.0  # the action alone: frequency 1
 
 
@@ -85,7 +85,7 @@ def test_betting_interval_covers_on_adaptive_logs_and_fails_with_wrong_propensit
 
     def intervals(a, p, r):
         w = pi[:, a] / p[None]
-        return jax.vmap(lambda wt: ope.betting_interval(wt, r, 0.9))(w)
+        return jax.vmap(lambda wt: ope.betting_interval(wt, r, level=0.9))(w)
 
     lo, hi = (np.asarray(b) for b in jax.jit(jax.vmap(intervals))(action, pscore, reward))
     covered = (lo <= truth) & (truth <= hi)
@@ -101,9 +101,9 @@ def test_bootstrap_with_refit_carries_the_reward_models_variability(adaptive):
     logs = ope.Logs.create(np.asarray(arms), np.asarray(action[0]), np.asarray(reward[0]), np.asarray(pscore[0]))
     model = ope.RewardModel(logistic(), n_folds=2)
     targets = {"best arm": np.broadcast_to(np.asarray(pi[1]), (HORIZON, K))}
-    fixed = ope.evaluate(logs, targets, estimators=[ope.DM()], reward_model=model, intervals=(ope.Bootstrap(40),))
+    fixed = ope.evaluate(logs, targets, estimators=[ope.DM()], reward_model=model, intervals=(ope.Bootstrap(num=40),))
     refit = ope.evaluate(
-        logs, targets, estimators=[ope.DM()], reward_model=model, intervals=(ope.Bootstrap(40, refit=True),)
+        logs, targets, estimators=[ope.DM()], reward_model=model, intervals=(ope.Bootstrap(num=40, refit=True),)
     )
     width = lambda ds: float((ds.bootstrap_hi - ds.bootstrap_lo).item())  # noqa: E731
     assert width(refit) > 3 * width(fixed)  # held fixed, only the two folds' fits differ between rows

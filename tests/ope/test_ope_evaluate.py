@@ -29,7 +29,7 @@ def test_bootstrap_intervals_cover_at_their_level_on_iid_logs(level, band):
         logs = ope.synthetic_logs(key, N, n_actions=K, dim_context=3, beta=-2.0, instance_key=instance)
         pi = _target(logs)[None]
         q_hat = jnp.clip(logs.expected_reward + 0.1, 0, 1)  # a biased model: DR must still cover
-        values = ope.bootstrap_values(logs, pi, q_hat, estimators, jax.random.fold_in(key, 1), 200)
+        values = ope.bootstrap_values(jax.random.fold_in(key, 1), logs, pi, q_hat, estimators, 200)
         lo, hi = ope.percentile_interval(values, level)
         return lo[0], hi[0], ope.ground_truth(logs, pi)[0]
 
@@ -48,7 +48,7 @@ def small():
 def test_the_result_is_a_dataset_over_targets_and_estimators(small):
     logs, targets = small
     ds = ope.evaluate(
-        logs, targets, reward_model=ope.RewardModel(logistic()), intervals=(ope.Bootstrap(60), ope.Betting())
+        logs, targets, reward_model=ope.RewardModel(logistic()), intervals=(ope.Bootstrap(num=60), ope.Betting())
     )
     labels = [e.label for e in ope.DEFAULT_ESTIMATORS]
     assert dict(ds.sizes) == {"target": 2, "estimator": len(labels)}
@@ -61,7 +61,7 @@ def test_the_result_is_a_dataset_over_targets_and_estimators(small):
     assert np.allclose(ds.truth, ope.ground_truth(logs, jnp.stack([jnp.asarray(t) for t in targets.values()])))
     assert np.all(ds.target_se_max == 0)
     again = ope.evaluate(
-        logs, targets, reward_model=ope.RewardModel(logistic()), intervals=(ope.Bootstrap(60), ope.Betting())
+        logs, targets, reward_model=ope.RewardModel(logistic()), intervals=(ope.Bootstrap(num=60), ope.Betting())
     )
     assert again.equals(ds)  # same key, same result
     fig = ope.plot_estimates(ds)

@@ -113,7 +113,7 @@ def test_estimator_equals_obp(case, estimator, reference):
     logs, pi_e, q = case
     fed = logs.to_obp()
     round_rewards = reference(fed["reward"], fed["action"], fed["pscore"], pi_e[..., None], q[..., None])
-    p = ope.parts(logs.action, logs.reward, logs.pscore, pi_e, q)
+    p = ope.parts(logs.action, logs.reward, logs.pscore, pi_e, q_hat=q)
     ours = np.asarray(estimator.round_terms(p))
     finite = np.isfinite(round_rewards)  # DR-os at lambda = 0 is 0/0 in OBP where w = 0; ours takes the limit (DM)
     assert np.isfinite(ours).all() and finite.mean() > 0.7
@@ -128,7 +128,7 @@ def test_estimator_equals_obp(case, estimator, reference):
 def test_the_controls_differ_where_obp_and_its_variants_differ(case):
     """Switch-DR keeps the correction where w <= tau (OBP), not above it (PyBandits): a swapped test would fail."""
     logs, pi_e, q = case
-    p = ope.parts(logs.action, logs.reward, logs.pscore, pi_e, q)
+    p = ope.parts(logs.action, logs.reward, logs.pscore, pi_e, q_hat=q)
     kept_above = np.asarray(p.q_pi + np.where(p.w > 2.0, p.w, 0.0) * (p.reward - p.q_action)).mean()
     assert abs(float(ope.SwitchDR(threshold=2.0).value(p)) - kept_above) > 1e-3
 

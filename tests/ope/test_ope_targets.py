@@ -30,10 +30,10 @@ def _logs(n, K, d, seed=1):
 def test_exact_and_monte_carlo_distributions_agree_row_by_row():
     logs = _logs(30, 5, 3)
     agent = _trained(bb.EpsilonGreedy(logistic(), epsilon=0.3), 3)
-    exact = ope.action_distribution(agent.policy, agent.state, logs, jax.random.PRNGKey(0))
+    exact = ope.target_distribution(jax.random.PRNGKey(0), agent.policy, agent.state, logs)
     assert np.all(np.asarray(exact.se) == 0) and np.allclose(np.asarray(exact.probabilities).sum(1), 1, atol=1e-12)
-    mc = ope.action_distribution(
-        agent.policy, agent.state, logs, jax.random.PRNGKey(1), samples=4000, method="monte_carlo"
+    mc = ope.target_distribution(
+        jax.random.PRNGKey(1), agent.policy, agent.state, logs, samples=4000, method="monte_carlo"
     )
     diff = np.abs(np.asarray(mc.probabilities) - np.asarray(exact.probabilities))
     assert np.all(diff <= 5 * np.maximum(np.asarray(mc.se), 2e-3))
@@ -44,7 +44,7 @@ def test_lints_rows_match_the_two_arm_gaussian_closed_form():
     """LinTS samples theta ~ N(theta_hat, v^2 V^-1): P(arm 0) = Phi(D^T theta_hat / (v ||D||_{V^-1})) on every row."""
     agent = _trained(bb.LinTS(v=0.7), 2, rounds=10)
     logs = _logs(20, 2, 2, seed=3)._replace(arms=jax.numpy.asarray(np.random.default_rng(3).uniform(-1, 1, (20, 2, 2))))
-    got = ope.action_distribution(agent.policy, agent.state, logs, jax.random.PRNGKey(2), samples=20_000)
+    got = ope.target_distribution(jax.random.PRNGKey(2), agent.policy, agent.state, logs, samples=20_000)
     precision, b = np.asarray(agent.state.precision), np.asarray(agent.state.b)
     mean = np.linalg.solve(precision, b)
     diff = np.asarray(logs.arms)[:, 0] - np.asarray(logs.arms)[:, 1]

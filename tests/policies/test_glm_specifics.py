@@ -79,7 +79,7 @@ def test_first_order_solver_reaches_the_newton_map():
     rows = (jnp.asarray(x), jnp.asarray(y), jnp.ones(200))
     newton = bb.inference.DenseNewton()
     target = newton.init(bound, bound.init_theta(), rows).theta
-    solver = bb.inference.FirstOrder(optax.adam(0.05), num_steps=2000)
+    solver = bb.inference.FirstOrder(optimizer=optax.adam(0.05), num_steps=2000)
     fit, info = jax.jit(lambda r: solver.fit(bound, r, solver.init(bound, bound.init_theta(), r)))(rows)
     assert bool(info.converged)
     np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(target), atol=1e-4)
@@ -97,7 +97,7 @@ def test_a_first_order_solver_refuses_a_gaussian_prior():
 
 def test_glm_fpl_with_a_first_order_solver_learns():
     """GLM-FPL on FirstOrder steps (no Hessian formed) learns a logistic bandit."""
-    policy = bb.GLMFPL(logistic(), a=0.5, solver=bb.inference.FirstOrder(optax.adam(0.05), num_steps=5))
+    policy = bb.GLMFPL(logistic(), a=0.5, solver=bb.inference.FirstOrder(optimizer=optax.adam(0.05), num_steps=5))
     arms, mu = pc.problem(jax.random.PRNGKey(1), k=20, d=4)
     n = 1500
     _, (actions, converged) = jax.jit(lambda k: _run(policy, False, arms, mu, k, n))(jax.random.PRNGKey(2))

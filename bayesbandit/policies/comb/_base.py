@@ -128,7 +128,7 @@ class CombPolicy:
         dim = feature_dimension(owner, arms, d)
         if arms is not None:
             if not isinstance(arms, jax.core.Tracer):
-                check_arms(arms, f"arms passed to {owner}.init", unchanged=None)
+                check_arms(arms, name=f"arms passed to {owner}.init", unchanged=None)
             self.check_arms(jnp.shape(arms)[0])
         return dim
 

@@ -33,7 +33,7 @@ from bayesbandit._gaussian_linear import HostRidge
 from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import CheckpointError, InvalidInput, UnknownArm
 from bayesbandit.index import MIPSIndex
-from bayesbandit.policies.index._catalogue import (
+from bayesbandit.policies.sublinear._catalogue import (
     INDEX_KINDS,
     as_catalogue,
     host_rng,
@@ -76,7 +76,7 @@ class SubTS:
     ----------
     beta : float
         Exploration scale of ``theta~ = theta + beta V^{-1/2} xi``. The theoretical value
-        ``beta(delta / 4T)`` (:func:`~bayesbandit.policies.index.confidence_radius`) is about 13 at
+        ``beta(delta / 4T)`` (:func:`~bayesbandit.policies.sublinear.confidence_radius`) is about 13 at
         ``d = 16``, ``T = 20,000`` and explores far more than the paper's reported regrets allow;
         0.5 on unit-norm arms matches them (see ``docs/results/sublinear``).
     shortlist : int
@@ -92,7 +92,7 @@ class SubTS:
     Examples
     --------
     >>> import numpy as np
-    >>> from bayesbandit.policies.index import SubTS
+    >>> from bayesbandit.policies.sublinear import SubTS
     >>> arms = np.eye(3)
     >>> policy = SubTS(index="exact")
     >>> state = policy.init(arms)

@@ -12,8 +12,8 @@ import pytest
 from bayesbandit.envs.catalogue import SyntheticCatalogue
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index import AnnoyIndex, Catalogue
-from bayesbandit.policies.index import SubElim, SubTS
-from bayesbandit.policies.index._stage import Stage, pack_matrix, pack_outer
+from bayesbandit.policies.sublinear import SubElim, SubTS
+from bayesbandit.policies.sublinear._stage import Stage, pack_matrix, pack_outer
 from bayesbandit.sim.catalogue import simulate_catalogue
 
 SMALL = SyntheticCatalogue(initial_arms=400, d=6, horizon=600, add_every=20, add_count=2, remove_count=1)

@@ -13,10 +13,10 @@ on the host. Arms carry ids (:class:`Catalogue`) and come and go with ``add_arms
 ``remove_arms`` (Sub-Elim: additions only).
 """
 
-from bayesbandit.policies.index._catalogue import Catalogue
-from bayesbandit.policies.index._radius import confidence_radius
-from bayesbandit.policies.index.sub_elim import SubElim, SubElimInfo, SubElimState
-from bayesbandit.policies.index.sub_ts import IndexUpdateInfo, SubTS, SubTSInfo, SubTSState
+from bayesbandit.policies.sublinear._catalogue import Catalogue
+from bayesbandit.policies.sublinear._radius import confidence_radius
+from bayesbandit.policies.sublinear.sub_elim import SubElim, SubElimInfo, SubElimState
+from bayesbandit.policies.sublinear.sub_ts import IndexUpdateInfo, SubTS, SubTSInfo, SubTSState
 
 __all__ = [
     "Catalogue",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import jax
@@ -50,6 +50,7 @@ class SiteInfo:
 
     name: str
     shape: tuple[int, ...]
+    _: KW_ONLY
     size: int = 1
     constrained: bool = False
 
@@ -143,7 +144,7 @@ def inspect_program(model: Model, feature_shape: tuple[int, ...], obs_site: str)
                 "per-row latent variables are not supported."
             )
         constrained = site["fn"].support not in (constraints.real, constraints.real_vector)
-        latents.append(SiteInfo(name, tuple(np.shape(site["value"])), 0, constrained))
+        latents.append(SiteInfo(name, tuple(np.shape(site["value"])), size=0, constrained=constrained))
     if not latents:
         raise ModelSpecError("the reward program has no latent sample site: there is nothing to learn.")
 

@@ -56,7 +56,7 @@ from bayesbandit._gaussian_linear import HostRidge
 from bayesbandit.contract import RewardSupport
 from bayesbandit.errors import InvalidInput, UnknownArm
 from bayesbandit.index.protocol import check_ids, check_new_ids, check_vectors
-from bayesbandit.policies.index._catalogue import (
+from bayesbandit.policies.sublinear._catalogue import (
     INDEX_KINDS,
     as_catalogue,
     host_rng,
@@ -64,8 +64,8 @@ from bayesbandit.policies.index._catalogue import (
     pack_indexes,
     unpack_indexes,
 )
-from bayesbandit.policies.index._stage import Stage, pack_matrix
-from bayesbandit.policies.index.sub_ts import IndexUpdateInfo
+from bayesbandit.policies.sublinear._stage import Stage, pack_matrix
+from bayesbandit.policies.sublinear.sub_ts import IndexUpdateInfo
 from bayesbandit.validation import check_choice, check_int, check_scalar
 
 __all__ = ["SubElim", "SubElimState", "SubElimInfo"]
@@ -112,7 +112,7 @@ class SubElim:
     ----------
     beta : float
         Confidence radius of ``u_a = beta ||x_a||_{V^{-1}}``. The theoretical ``beta(delta / 2)``
-        (:func:`~bayesbandit.policies.index.confidence_radius`, about 12 at ``d = 16``,
+        (:func:`~bayesbandit.policies.sublinear.confidence_radius`, about 12 at ``d = 16``,
         ``T = 20,000``) keeps every arm in stages 0-1 for the whole horizon; 0.3 on unit-norm arms
         is the scale the paper's regrets imply.
     eta : float
@@ -125,7 +125,7 @@ class SubElim:
     exact_below : int or None
         Stages with at most this many arms are scanned exactly (``None``: ``4 * shortlist``).
     n_trees, search_k, seed : int
-        Index settings (see :class:`~bayesbandit.policies.index.SubTS`).
+        Index settings (see :class:`~bayesbandit.policies.sublinear.SubTS`).
     """
 
     kind: ClassVar[Literal["host"]] = "host"
@@ -187,7 +187,7 @@ class SubElim:
         """New arms (Alg. 3 lines 7-12), placed by their uncertainty; validated first."""
         where = f"{type(self).__name__}.add_arms"
         ids = check_ids(where, ids)
-        features = check_vectors(where, features, ids.size, state.stats.d, "features")
+        features = check_vectors(where, features, ids.size, state.stats.d, name="features")
         check_new_ids(where, ids, state.held)
         self._place(state, ids, features)
         return state

@@ -33,14 +33,14 @@ def as_catalogue(where: str, arms: Any, d: int | None = None) -> Catalogue:
             raise InvalidInput(f"{where}: pass the arms (a Catalogue or a (K, d) array) or their dimension d.")
         arms = Catalogue(np.zeros(0, np.int64), np.zeros((0, d)))
     if isinstance(arms, tuple) and len(arms) == 2:
-        ids = check_ids(where, arms[0], "arms.ids")
+        ids = check_ids(where, arms[0], name="arms.ids")
         features = np.asarray(arms[1], dtype=np.float64)
     else:
         features = np.asarray(arms, dtype=np.float64)
         if features.ndim != 2:
             raise InvalidInput(
                 f"{where}: 'arms' must be a Catalogue(ids, features) or a (K, d) array. Got shape {features.shape}. "
-                "Fix: pass bayesbandit.policies.index.Catalogue(ids, features)."
+                "Fix: pass bayesbandit.policies.sublinear.Catalogue(ids, features)."
             )
         ids = np.arange(features.shape[0], dtype=np.int64)
     dim = features.shape[1] if features.ndim == 2 else d
@@ -48,7 +48,7 @@ def as_catalogue(where: str, arms: Any, d: int | None = None) -> Catalogue:
         raise InvalidInput(
             f"{where}: the arms have dimension {dim}, the policy {d}. Fix: pass {d}-dimensional features."
         )
-    features = check_vectors(where, features, ids.size, int(dim or 0), "arms.features")
+    features = check_vectors(where, features, ids.size, int(dim or 0), name="arms.features")
     return Catalogue(ids, features)
 
 
