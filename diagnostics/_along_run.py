@@ -197,7 +197,7 @@ def along_run(
     >>> import numpy as np, bayesbandit as bb                        # doctest: +SKIP
     >>> from bayesbandit.models import logistic                      # doctest: +SKIP
     >>> arms = np.random.default_rng(0).uniform(-1, 1, (20, 3))      # doctest: +SKIP
-    >>> df = along_run(bb.GLMTSL(logistic()), arms, np.ones(3), [20, 200])  # doctest: +SKIP
+    >>> df = along_run(bb.GLMTSL(logistic()), arms, theta_true=np.ones(3), rounds=[20, 200])  # doctest: +SKIP
     """
     if fpl_a is None:
         fpl_a = float(policy.a) if isinstance(policy, bb.GLMFPL) else 0.5

@@ -93,7 +93,7 @@ def run(
     tables = []
     for r in range(runs):
         log(f"along_run: run {r + 1}/{runs}, rounds {rounds}")
-        df = along_run(bb.GLMTSL(logistic()), arms, theta_true, rounds, seed=seed + r, **settings)
+        df = along_run(bb.GLMTSL(logistic()), arms, theta_true=theta_true, rounds=rounds, seed=seed + r, **settings)
         tables.append(df.assign(run=r))
     table = pd.concat(tables, ignore_index=True)
     plot_along_run(table, paths["along_run_plot"])

@@ -46,8 +46,11 @@ import bayesbandit  # noqa: E402
 
 # CI runs the suite against the installed wheel (--import-mode=importlib, the checkout not on the path):
 # make sure the package under test is that one, not the source tree beside the tests.
+# The child processes tests start (``python -c``, ``python -m``) inherit PYTHONSAFEPATH: the checkout, their
+# working folder, does not come before the installed package on their path either.
 if os.environ.get("BAYESBANDIT_TEST_INSTALLED") == "1":
     assert "site-packages" in bayesbandit.__file__, f"testing {bayesbandit.__file__}, not the installed package"
+    os.environ["PYTHONSAFEPATH"] = "1"
 
 bayesbandit.runtime.enable_x64()
 bayesbandit.runtime.enable_fast_rng()  # the same random numbers as JAX's CPU lowering (tests/test_threefry.py)

@@ -27,8 +27,8 @@ import numpy as np
 
 from bayesbandit._typing import Array, PRNGKey
 from bayesbandit.envs import Instance
-from bayesbandit.validation import check_key
 from bayesbandit.errors import InvalidInput
+from bayesbandit.validation import check_key
 
 __all__ = [
     "BAIAlgorithm",

@@ -13,7 +13,14 @@ def test_along_run_and_plots(tmp_path):
     rounds = [15, 60]
     settings = dict(num_draws=150, num_warmup=150, num_chains=2)
     # "vectorized" (vmapped chains) here; the compare tests use the default, "sequential".
-    df = along_run(bb.GLMTSL(logistic()), arms, np.array([1.0, -1.0]), rounds, chain_method="vectorized", **settings)
+    df = along_run(
+        bb.GLMTSL(logistic()),
+        arms,
+        theta_true=np.array([1.0, -1.0]),
+        rounds=rounds,
+        chain_method="vectorized",
+        **settings,
+    )
     assert sorted(df["round"].unique()) == rounds
     assert set(df["method"]) == {"laplace", "fpl"}
     assert len(df) == 4
