@@ -405,7 +405,8 @@ class Agent:
         with self._lock:
             self._decisions.check_new("select", decision_id)
         action, arms_np, law, draw = self._select(arms, samples)
-        decision = Decision(decision_id, action, time.time(), *((law.value, law.se) if law else (None, None)))
+        propensity, propensity_se = (law.value, law.se) if law else (None, None)
+        decision = Decision(decision_id, action, time.time(), propensity=propensity, propensity_se=propensity_se)
         kept_arms = None if self._arms is not None else arms_np
         with self._lock:
             self._decisions.check_new("select", decision_id)  # another thread may have taken it meanwhile
