@@ -28,32 +28,21 @@ import difflib
 import enum
 import importlib
 import inspect
-import pkgutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from test_docs_reference import reference
+
 SNAPSHOT = Path(__file__).with_name("public_api.txt")
-ROOTS = ("bayesbandit", "bayesbandit.models", "bayesbandit.diagnostics")
-"""The installed packages walked (``bayesbandit.models`` and ``.diagnostics`` install from top-level folders)."""
-LEFT_OUT = ("bayesbandit.experiments",)
 
 OPTIONAL_DATA = frozenset({"arms", "y", "w", "path"})
 """Parameters that may be positional with a default: data a call may omit, never a setting."""
 
-
-def public_modules() -> list[str]:
-    """Every public module, by dotted name, sorted."""
-    names = set()
-    for root in ROOTS:
-        package = importlib.import_module(root)
-        names.add(root)
-        for info in pkgutil.walk_packages(package.__path__, root + "."):
-            if not any(part.startswith("_") for part in info.name.split(".")) and not info.name.startswith(LEFT_OUT):
-                names.add(info.name)
-    return sorted(names)
+public_modules = reference.public_modules
+"""Every public module, by dotted name: the API reference's own list (``docs/_ext/reference.py``)."""
 
 
 def public_names() -> Iterator[tuple[str, str, Any]]:

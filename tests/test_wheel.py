@@ -8,21 +8,20 @@ checkout (an isolated build: setuptools from the package index).
 import os
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
+
+from test_layering import module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def source_modules() -> set[str]:
-    """Every ``.py`` file of the source tree, as its path inside the wheel (``package-dir`` applied)."""
-    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    out = set()
-    for package, folder in package_dir.items():
-        for path in (ROOT / folder).rglob("*.py"):
-            out.add("/".join([*package.split("."), *path.relative_to(ROOT / folder).parts]))
-    return out
+    """Every module of the source tree (``test_layering.module_files``: ``package-dir`` applied), as its path in the wheel."""
+    return {
+        name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
+        for name, path in module_files(ROOT).items()
+    }
 
 
 def wheel(tmp_path: Path) -> Path:
