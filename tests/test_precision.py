@@ -25,7 +25,7 @@ problems = {  # each policy on a problem of its family
     "lin_ts": (bb.LinTS(v=0.5), LinearBandit(K=20, d=4, noise=0.5)),
     "lin_ucb": (bb.LinUCB(alpha=0.5), LinearBandit(K=20, d=4, noise=0.5)),
     "fpl_first_order": (
-        bb.GLMFPL(logistic(), a=0.5, solver=bb.inference.FirstOrder(optax.adam(0.05), num_steps=5)),
+        bb.GLMFPL(logistic(), a=0.5, solver=bb.inference.FirstOrder(optimizer=optax.adam(0.05), num_steps=5)),
         LogisticBandit(K=20, d=4, theta_cov="unit"),
     ),
 }

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
 import xarray as xr
+from _counted import Counted
 from bayesbandit.models import logistic
 
 import bayesbandit as bb
@@ -105,29 +104,6 @@ def test_concat_runs_sums_times_and_refuses_overlaps():
         scale.concat_runs([a, a])
 
 
-@dataclass(frozen=True)
-class Counted:
-    """A grid that records each computation of a part in ``log`` (a folder): ``{part}@{pid}@{time}`` files."""
-
-    grid: scale.SimulateGrid
-    log: str
-    pause: float = 0.0
-
-    def parts(self) -> list[scale.Part]:
-        return self.grid.parts()
-
-    def settings(self, part: scale.Part) -> scale.Settings:
-        return self.grid.settings(part)
-
-    def __call__(self, part: scale.Part) -> xr.Dataset:
-        (Path(self.log) / f"{part.path.replace('/', '.')}@{os.getpid()}@{time.monotonic_ns()}").touch()
-        time.sleep(self.pause)
-        return self.grid(part)
-
-    def computed(self) -> list[str]:
-        return sorted(path.name for path in Path(self.log).iterdir())
-
-
 def small_grid(log: Path, pause: float = 0.0) -> Counted:
     log.mkdir(exist_ok=True)
     grid = scale.SimulateGrid(tuple(policies().items()), LogisticBandit(K=8, d=3), 40, 6, 3, 2)
@@ -159,17 +135,9 @@ def test_run_grid_refuses_a_client_that_is_not_one():
         scale.run_grid(small_grid(Path("/nonexistent")), client=object())
 
 
-def _cloudpickle_this_module() -> None:
-    """Dask workers cannot import a test module: send the test grid by value."""
-    import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-
-
 @pytest.mark.timeout(300)
 def test_a_dask_cluster_gives_the_one_process_results_even_when_a_worker_dies(tmp_path):
     pytest.importorskip("distributed")
-    _cloudpickle_this_module()
     reference = scale.run_grid(small_grid(tmp_path / "here"))
     with scale.local_cluster(workers=2) as client:
         assert all(w.startswith("tcp://127.0.0.1:") for w in client.scheduler_info()["workers"])

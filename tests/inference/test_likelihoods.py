@@ -92,7 +92,7 @@ def test_a_capped_warm_start_restarts_from_the_given_point():
 
 
 def test_program_bandit_draws_rewards_from_the_program():
-    env = bb.envs.ProgramBandit(model=likelihoods.poisson, K=4, d=3)
+    env = bb.envs.ProgramBandit(model=likelihoods.poisson_log, K=4, d=3)
     instance = env.reset(jax.random.PRNGKey(0))
     np.testing.assert_allclose(instance.means, env.bound.mean_reward(instance.theta, instance.arms))
     pulls = jax.vmap(lambda k: env.pull(instance, 2, k)[0])(jax.random.split(jax.random.PRNGKey(1), 20_000))
