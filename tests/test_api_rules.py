@@ -30,7 +30,7 @@ import importlib
 import inspect
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,10 +79,13 @@ def positional(signature: inspect.Signature) -> list[inspect.Parameter]:
     return [p for p in signature.parameters.values() if p.kind in kinds]
 
 
-def hyper_parameter_violations() -> list[str]:
+Signatures = Iterable[tuple[str, inspect.Signature]]
+
+
+def hyper_parameter_violations(signatures: Signatures) -> list[str]:
     return [
         f"{name}: '{p.name}' has a default and may be passed by position; make it keyword-only (after '*')"
-        for name, signature in callables()
+        for name, signature in signatures
         for p in positional(signature)
         if p.default is not inspect.Parameter.empty and p.name not in OPTIONAL_DATA
     ]
@@ -92,9 +95,9 @@ def _is_key(parameter: inspect.Parameter) -> bool:
     return parameter.name == "key" or parameter.name.endswith("_key")
 
 
-def key_violations() -> list[str]:
+def key_violations(signatures: Signatures) -> list[str]:
     out = []
-    for name, signature in callables():
+    for name, signature in signatures:
         params = positional(signature)
         leading = 0
         while leading < len(params) and _is_key(params[leading]):
@@ -166,12 +169,12 @@ def test_every_public_module_declares_its_names():
 
 
 def test_hyper_parameters_are_keyword_only():
-    violations = hyper_parameter_violations()
+    violations = hyper_parameter_violations(callables())
     assert not violations, "\n".join(violations)
 
 
 def test_the_key_comes_first():
-    violations = key_violations()
+    violations = key_violations(callables())
     assert not violations, "\n".join(violations)
 
 
@@ -205,15 +208,22 @@ def test_the_public_api_matches_its_snapshot():
 
 
 def test_the_rules_catch_what_they_check():
-    """A positional hyper-parameter, a late key and a twin, added on purpose, are each found."""
+    """A positional hyper-parameter and a key after the data, added on purpose, are each found."""
 
     def fn(model, a=1.0): ...
 
     def late(model, key): ...
 
-    assert [p.name for p in positional(inspect.signature(fn)) if p.default is not inspect.Parameter.empty] == ["a"]
-    params = positional(inspect.signature(late))
-    assert not _is_key(params[0]) and _is_key(params[1])
+    def fine(key, model, x, y, w=None, *, a=1.0): ...
+
+    assert hyper_parameter_violations([("fn", inspect.signature(fn))]) == [
+        "fn: 'a' has a default and may be passed by position; make it keyword-only (after '*')"
+    ]
+    assert key_violations([("late", inspect.signature(late))]) == [
+        "late: the key 'key' comes after 'model'; the key comes first"
+    ]
+    assert not hyper_parameter_violations([("fine", inspect.signature(fine))])
+    assert not key_violations([("fine", inspect.signature(fine))])
 
 
 if __name__ == "__main__":

@@ -144,7 +144,10 @@ def _record(outcomes: Counter, examples: int) -> None:
     assert examples >= 0.9 * SETTINGS.max_examples, f"only {examples} cases ran, {SETTINGS.max_examples} asked"
     report = os.environ.get("BAYESBANDIT_PROPERTY_REPORT")
     if report:  # the module's tests run one after another in one process (--dist loadfile)
-        totals = Counter(json.load(open(report))) if os.path.exists(report) else Counter()
+        totals: Counter = Counter()
+        if os.path.exists(report):
+            with open(report) as f:
+                totals.update(json.load(f))
         totals.update({"cases": examples, **outcomes})
         with open(report, "w") as f:
             json.dump(totals, f, indent=1)
