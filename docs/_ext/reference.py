@@ -46,7 +46,8 @@ def public_modules() -> list[str]:
         for name in found
         if not any(part.startswith("_") for part in name.split(".")) and not name.startswith("bayesbandit.experiments")
     ]
-    return sorted(public, key=lambda name: (name != "bayesbandit", name))
+    # set: installed, the walk of bayesbandit finds models and diagnostics, which are also walked on their own
+    return sorted(set(public), key=lambda name: (name != "bayesbandit", name))
 
 
 def reference_entries(api_dir: Path = API_DIR) -> dict[str, list[str]]:
