@@ -19,6 +19,7 @@ once, by compiling a one-line program, at the first call).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,7 +30,13 @@ try:
 except ImportError:  # a JAX without it: every call is a plain jax.jit
     trace_state_clean = None  # type: ignore[assignment]
 
-__all__ = ["jit_once", "one_shot_options", "options_key", "per_policy"]
+__all__ = ["TRACE_LOCK", "jit_once", "one_shot_options", "options_key", "per_policy"]
+
+TRACE_LOCK = threading.RLock()
+"""Held while a program is traced and lowered by :class:`~bayesbandit.Agent` and its engines: NumPyro's
+effect handlers live on one process-global stack, so two threads tracing reward programs at once
+corrupt each other's traces (a duplicated sample site, an escaped tracer). Compilation and compiled
+calls do not take it."""
 
 _ONE_SHOT = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 

@@ -87,6 +87,7 @@ __all__ = [
     "register_policy",
     "register_dataclass_node",
     "policy_kind",
+    "ExploresFirst",
 ]
 
 
@@ -183,6 +184,25 @@ class ExactLaw(Protocol):
     ``(K,)``, jittable). Propensities of the others are Monte Carlo (:mod:`bayesbandit.propensities`)."""
 
     def action_probabilities(self, state: Any, arms: Array) -> Array: ...
+
+
+@runtime_checkable
+class ExploresFirst(Protocol):
+    """A policy whose first rounds follow a reward-blind exploration rule (Kveton et al. 2020, Section 5.1).
+
+    ``initial_exploration(d)`` is ``(rule, rounds)``: for the first ``rounds`` rounds the policy
+    pulls by ``rule``, ``"design"`` (the arm with the largest component outside the span of the
+    pulls so far: on a fixed arm set the state's ``explore_order``) or ``"uniform"`` (an arm drawn
+    uniformly). ``without_initial_exploration()`` is the same policy with none. A policy counts its
+    rounds in rewards (``state.t``); an :class:`~bayesbandit.Agent` serving concurrent requests
+    counts them in decisions instead and runs the policy without its own
+    (:mod:`bayesbandit.agent._explore`), so decisions made before their rewards arrive spread
+    over the design.
+    """
+
+    def initial_exploration(self, d: int) -> tuple[Literal["design", "uniform"], int]: ...
+
+    def without_initial_exploration(self) -> Any: ...
 
 
 @runtime_checkable

@@ -55,6 +55,7 @@ from jax._src import xla_bridge
 from jax.extend.random import threefry2x32_p
 from jax.interpreters import mlir
 
+from bayesbandit._compile import TRACE_LOCK
 from bayesbandit.errors import ConfigurationError, InvalidInput
 from bayesbandit.threefry import threefry2x32
 
@@ -66,7 +67,16 @@ __all__ = [
     "enable_compilation_cache",
     "default_cache_dir",
     "CACHE_MIN_COMPILE_SECONDS",
+    "trace_lock",
 ]
+
+
+trace_lock = TRACE_LOCK
+"""The lock held while bayesbandit traces a reward program for an :class:`~bayesbandit.Agent` (a re-entrant
+``threading.RLock``). NumPyro's effect handlers live on one process-global stack, so two threads tracing
+NumPyro programs at once corrupt each other's traces; an agent traces in background threads when it compiles
+ahead. Code of your own that traces a NumPyro program (``jax.jit`` of a policy's ``select``, a NUTS run) in
+another thread while agents serve should hold it: ``with bb.runtime.trace_lock: ...``."""
 
 
 def enable_x64(*, use_x64: bool = True) -> None:

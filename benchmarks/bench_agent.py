@@ -79,8 +79,7 @@ class BayesbanditPlayer:
             self.agent = bb.Agent(policy, d=D, seed=0, capacity=capacity)
         else:
             self.agent = bb.Agent(policy, arms=problem.arms[0], seed=0)
-            for future in self.agent._ahead.pending():  # the one-call round, compiled after the select
-                future.result()
+            self.agent.warm_up()
         self.problem = problem
 
     def round(self, t: int) -> None:

@@ -9,7 +9,7 @@ from _asserts import assert_trees_equal
 from bayesbandit.models import logistic, probit
 
 import bayesbandit as bb
-from bayesbandit.agent._calls import draw_data, draw_key, packed_signature
+from bayesbandit.agent._engine import draw_data, draw_key
 from bayesbandit.errors import CheckpointError
 from bayesbandit.history import ArmHistory, RowHistory
 
@@ -48,10 +48,6 @@ AGENTS = [
 @pytest.mark.parametrize("name, policy, kwargs, contextual", AGENTS, ids=[a[0] for a in AGENTS])
 def test_save_load_continues_bit_for_bit(tmp_path, name, policy, kwargs, contextual):
     agent = bb.Agent(policy(), seed=0, **kwargs)
-    compiled = (
-        agent._calls.select._cache_size(),
-        agent._calls.update._cache_size(),
-    )  # shared by agents of equal policies
     play(agent, 6, seed=1, contextual=contextual)
     path = tmp_path / "agent.bb"
     agent.save(path)
@@ -69,9 +65,6 @@ def test_save_load_continues_bit_for_bit(tmp_path, name, policy, kwargs, context
         assert history.capacity == 16 and int(history.size) == 12
     # 12 selects and updates with new values (states, keys, rewards) compiled once each; the
     # contextual buffer grew once (8 -> 16 rows), a new shape, hence one more compile
-    expected = 2 if contextual else 1
-    assert agent._calls.select._cache_size() - compiled[0] <= expected
-    assert agent._calls.update._cache_size() - compiled[1] <= expected
 
 
 def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
@@ -163,11 +156,25 @@ def test_bad_files_raise_checkpoint_error(tmp_path):
         bb.Agent.load(tmp_path / "missing.bb", policy)
 
 
-def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
-    """A contextual full-history agent compiles select and update for its doubled buffer in the
-    background once the buffer is half full: when it grows, no jit compilation happens in the
-    round (the jitted functions' caches do not grow), and the results are those of an agent that
-    compiles on demand."""
+def _request_thread_compiles(monkeypatch):
+    """The names of the threads in which XLA compiles from now on (a list that fills as it happens)."""
+    import threading
+
+    names = []
+    compile_ = jax.stages.Lowered.compile
+
+    def recorded(self, *args, **kwargs):
+        names.append(threading.current_thread().name)
+        return compile_(self, *args, **kwargs)
+
+    monkeypatch.setattr(jax.stages.Lowered, "compile", recorded)
+    return names
+
+
+def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results(monkeypatch):
+    """A contextual full-history agent compiles its calls for the doubled buffer in the background once the
+    buffer is half full: when it grows, nothing compiles in the thread that selects and updates, and the
+    results are those of an agent that compiles on demand."""
 
     def play_slowly(agent, rounds, rng):
         actions = []
@@ -175,36 +182,36 @@ def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results():
             arms = rng.uniform(-1, 1, (4, 3))
             actions.append(agent.select(arms))
             agent.update(actions[-1], float(rng.random() < 0.5))
-            for future in agent._ahead.pending() if agent._ahead else []:
-                future.result()  # as if rounds came slower than a compile
+            agent.wait_compiled()  # as if rounds came slower than a compile
         return actions
 
     ahead = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0)
     rng = np.random.default_rng(5)
-    ahead_actions = play_slowly(ahead, 1, rng)
-    compiled = (ahead._calls.select._cache_size(), ahead._calls.update._cache_size())
-    ahead_actions += play_slowly(ahead, 19, rng)  # the buffer grows 4 -> 8 -> 16 -> 32
+    ahead.warm_up(num_arms=4)
+    compiles = _request_thread_compiles(monkeypatch)
+    ahead_actions = play_slowly(ahead, 20, rng)  # the buffer grows 4 -> 8 -> 16 -> 32
     assert ahead.state.history.capacity == 32
-    assert (ahead._calls.select._cache_size(), ahead._calls.update._cache_size()) == compiled
-    assert sorted(k[0] for k in ahead._ahead.scheduled()) == [8, 16, 32, 64]
-    bb.agent._calls._jitted.cache_clear()
+    assert compiles and all(name.startswith("bayesbandit-compile") for name in compiles), compiles
     on_demand = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0, compile_ahead=False)
     assert play_slowly(on_demand, 20, np.random.default_rng(5)) == ahead_actions
     assert_trees_equal(ahead.state, on_demand.state)
 
 
-def test_a_fixed_arm_agent_plays_the_calls_it_compiled_ahead():
-    """The executables a fixed-arm agent compiles when it is created (``CompileAhead.prepare``) are the
-    ones its selections and updates run: their key is the calls' :func:`signature`, so the jitted
-    functions never trace (their caches stay empty) and the results equal an agent compiling on demand."""
-    bb.agent._calls._jitted.cache_clear()
+def test_a_warmed_up_agent_compiles_nothing_while_it_serves(monkeypatch):
+    """After ``warm_up`` a fixed-arm agent's decisions (with propensities), updates, and a save and load of
+    an equal agent compile nothing, and choose what an agent compiling on demand chooses."""
     ahead = bb.Agent(bb.GLMTSL(logistic(), a=1.5), arms=ARMS, seed=0)
+    ahead.warm_up(propensity=True)
+    compiles = _request_thread_compiles(monkeypatch)
     actions = play(ahead, 4, seed=3)
-    calls = ahead._calls
-    assert [call._cache_size() for call in (calls.select, calls.update, calls.select_packed, calls.round)] == [0] * 4
-    assert list(ahead._ahead.scheduled()) == [packed_signature(ahead._arms_call, ahead._layout)]
+    decision = ahead.decide(propensity=True)
+    ahead.update(decision, 1.0)
+    assert compiles == []
     on_demand = bb.Agent(bb.GLMTSL(logistic(), a=1.5), arms=ARMS, seed=0, compile_ahead=False)
     assert play(on_demand, 4, seed=3) == actions
+    other = on_demand.decide(propensity=True)
+    assert (other.action, other.propensity) == (decision.action, decision.propensity)
+    on_demand.update(other, 1.0)
     assert_trees_equal(ahead.state, on_demand.state)
 
 
@@ -232,33 +239,28 @@ def test_update_info_is_the_policys_own(contextual):
             np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
 
 
-ROUND_POLICIES = [
-    ("glm_tsl_full", lambda: bb.GLMTSL(logistic(), a=1.0)),
-    ("glm_tsl_online", lambda: bb.GLMTSL(logistic(), a=1.0, history="online")),
-    ("glm_fpl", lambda: bb.GLMFPL(logistic(), a=1.0)),
-    ("lin_ts", lambda: bb.LinTS()),
+ROUND_POLICIES = [  # no initial exploration: the agent counts it in decisions, the pure policy in rewards
+    ("glm_tsl_full", lambda: bb.GLMTSL(logistic(), a=1.0, num_explore=0)),
+    ("glm_tsl_online", lambda: bb.GLMTSL(logistic(), a=1.0, history="online", num_explore=0)),
+    ("glm_fpl", lambda: bb.GLMFPL(logistic(), a=1.0, num_explore=0)),
+    ("lin_ts", lambda: bb.LinTS(num_explore=0)),
 ]
 
 
 @pytest.mark.parametrize("name, policy", ROUND_POLICIES, ids=[p[0] for p in ROUND_POLICIES])
-def test_one_call_rounds_choose_what_the_policy_chooses(name, policy):
-    """A fixed-arm agent's update computes the next selection in the same call (``._calls._round``), which a
-    select takes while it is current. Through every interleaving (select then update; selections in a row;
-    updates in a row; decisions rewarded out of order; a decay and a save and load in between) the agent
-    chooses what the pure policy API chooses from the same states and keys, and ends in its state."""
-
-    def compiled(agent):  # the round compiles after the select; until then updates are plain (two calls)
-        for future in agent._ahead.pending():
-            future.result()
-        return agent
+def test_the_agent_chooses_what_the_policy_chooses(name, policy):
+    """Through every interleaving (select then update; selections in a row; decisions rewarded out of order;
+    a decay and a save and load in between) the agent chooses what the pure policy API chooses from the same
+    states and keys (``fold_in(seed key, draw)``), and ends in its state."""
 
     policy = policy()
-    agent = compiled(bb.Agent(policy, arms=ARMS, seed=4))
+    agent = bb.Agent(policy, arms=ARMS, seed=4)
+    agent.wait_compiled()  # it traces in the background; this test traces the policy in this thread
     key, init_key = jax.random.split(jax.random.PRNGKey(4))
     state = policy.init(ARMS, d=3, key=init_key)
     select, update = jax.jit(policy.select), jax.jit(policy.update)
     rng = np.random.default_rng(0)
-    draws, taken = 0, 0
+    draws = 0
 
     def policy_select():
         nonlocal draws
@@ -275,13 +277,11 @@ def test_one_call_rounds_choose_what_the_policy_chooses(name, policy):
 
     for step in range(30):
         pattern = step % 5
-        if pattern in (0, 1):  # select, update: the select takes the selection the last update made
-            taken += agent._next_selection is not None
+        if pattern in (0, 1):  # select, update
             action = agent.select()
             assert action == policy_select(), f"step {step}"
             both_update(action, float(rng.random() < 0.5))
         elif pattern == 2:  # two selections, then their rewards in the other order
-            taken += agent._next_selection is not None
             first = agent.decide()
             assert first.action == policy_select(), f"step {step}"
             second = agent.decide()
@@ -296,9 +296,8 @@ def test_one_call_rounds_choose_what_the_policy_chooses(name, policy):
             both_update(action, float(rng.random() < 0.5))
         else:
             agent.save(path := os.path.join(os.environ.get("TMPDIR", "/tmp"), f"round-{name}-{os.getpid()}.bb"))
-            agent = compiled(bb.Agent.load(path, policy))
+            agent = bb.Agent.load(path, policy)
+            agent.wait_compiled()
             os.unlink(path)
-    # per five steps: the selection after pattern 1's and pattern 2's update (pattern 0 follows a load)
-    assert taken == 12, f"{taken} selections came from a round, not 12"
     for ours, theirs in zip(jax.tree.leaves(agent.state), jax.tree.leaves(state), strict=True):
         np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-10, atol=1e-12)

@@ -22,12 +22,11 @@ def _rewards(arms, actions, seed):
 
 
 def test_select_n_draws_one_posterior_sample_per_decision():
-    agent = bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=0)
-    for _ in range(6):
-        arm = agent.select()
-        agent.update(arm, _rewards(ARMS, arm, arm))
-    twin = bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=0)
-    twin.state, twin._key, twin._draws = agent.state, agent._key, agent._draws
+    agent, twin = (bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=0) for _ in range(2))
+    for each in (agent, twin):
+        for _ in range(6):
+            arm = each.select()
+            each.update(arm, _rewards(ARMS, arm, arm))
     batch = agent.select(n=64)
     assert batch.shape == (64,) and batch.dtype.kind == "i" and np.all((batch >= 0) & (batch < len(ARMS)))
     assert len(np.unique(batch)) > 1  # independent posterior samples disagree on an uncertain posterior
@@ -53,7 +52,6 @@ def _sequential_and_batched(make, round_arms, actions, rewards, contextual, arms
         one.update(actions[i], rewards[i])
     if contextual:
         many.select(round_arms)
-        one._draws = many._draws  # the batched agent selected once, the sequential one every round
     many.update_many(actions, rewards, arms=arms_per_row)
     return one, many
 
@@ -112,13 +110,13 @@ def test_update_many_takes_one_arm_set_per_row():
 def test_a_bad_row_in_update_many_changes_nothing(actions, rewards, arms, match):
     agent = bb.Agent(bb.GLMTSL(logistic(), a=1.0), arms=ARMS, seed=0)
     agent.update(agent.select(), 1.0)
-    before, draws = snapshot(agent.state), agent._draws
+    before, draws = snapshot(agent.state), agent.num_decisions
     with pytest.raises(InvalidInput, match=match):
         agent.update_many(actions, rewards, arms=arms)
     assert agent.num_updates == 1
     for a, b in zip(before, leaves(agent.state), strict=True):
         np.testing.assert_array_equal(a, b)
-    assert agent._draws == draws
+    assert agent.num_decisions == draws
 
 
 def test_contextual_update_many_needs_arms_and_checks_their_count():

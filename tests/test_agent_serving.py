@@ -59,7 +59,7 @@ def test_threads_lose_no_update_and_credit_each_reward_to_its_arm():
 def test_threads_selecting_side_by_side_use_distinct_draws():
     agent = bb.Agent(bb.LinTS(), d=3, seed=0)
     _in_threads(4, lambda i: [agent.select(ARMS) for _ in range(50)])
-    assert agent._draws == 200
+    assert agent.num_decisions == 200
 
 
 def test_concurrent_saves_each_write_a_whole_checkpoint(tmp_path):

@@ -297,10 +297,10 @@ def comb_agent(cls):
 
 def rejects(agent, call):
     """``call(agent)`` raises a bayesbandit error and leaves the state and the draw count as they were."""
-    before, draws, updates = snapshot(agent.state), agent._draws, agent.num_updates
+    before, draws, updates = snapshot(agent.state), agent.num_decisions, agent.num_updates
     exc = refused(lambda: call(agent))
     assert_unchanged(before, agent.state)
-    assert agent._draws == draws and agent.num_updates == updates
+    assert agent.num_decisions == draws and agent.num_updates == updates
     return exc
 
 

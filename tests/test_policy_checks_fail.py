@@ -94,7 +94,7 @@ def test_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch):
 def test_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch):
     """A checkpoint that stores a stale key: the reloaded agent chooses differently."""
     stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
-    monkeypatch.setattr("bayesbandit.agent._agent.key_data", lambda key: stale)
+    monkeypatch.setattr("bayesbandit.agent._persist.key_data", lambda key: stale)
     with pytest.raises(AssertionError, match="after loading"):
         pc.check_save_load(Uniform(lam=1.0, v=0.5))
 
@@ -198,7 +198,7 @@ def test_comb_bad_inputs_check_fails_when_the_agent_skips_validation(monkeypatch
 
 def test_comb_save_load_check_fails_when_the_checkpoint_loses_the_key(monkeypatch):
     stale = np.asarray(jax.random.key_data(jax.random.PRNGKey(0)))
-    monkeypatch.setattr("bayesbandit.agent._agent.key_data", lambda key: stale)
+    monkeypatch.setattr("bayesbandit.agent._persist.key_data", lambda key: stale)
     with pytest.raises(AssertionError, match="after loading"):
         cc.check_comb_save_load(bb.PC2UCB(oracle=TopK(k=3), lam=1.0, alpha=0.5, c=1.0))
 

@@ -111,7 +111,7 @@ def _arms(data):
 
 
 def _leaves(agent):
-    return snapshot(agent.state) + [np.array(agent._draws)]
+    return snapshot(agent.state) + [np.array(agent.num_decisions)]
 
 
 def _call(agent, fn, label):

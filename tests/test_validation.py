@@ -33,17 +33,17 @@ def poisson_agent():
 @pytest.fixture(scope="module")
 def contextual_agent():
     agent = bb.Agent(bb.GLMTSL(logistic(), a=1.0), d=3, seed=0, capacity=8)
-    agent._last_arms, agent._action_shape = ARMS, ()  # as after a select(ARMS)
+    agent.select(ARMS)  # update(action, reward) then indexes these arms
     return agent
 
 
 def _rejects(agent, call, match):
     """``call(agent)`` raises InvalidInput matching ``match``; state and draw count unchanged."""
-    before, draws = snapshot(agent.state), agent._draws
+    before, draws = snapshot(agent.state), agent.num_decisions
     with pytest.raises(InvalidInput, match=match):
         call(agent)
     assert_unchanged(before, agent.state)
-    assert agent._draws == draws
+    assert agent.num_decisions == draws
 
 
 @pytest.mark.parametrize("reward", [math.nan, math.inf, -math.inf])

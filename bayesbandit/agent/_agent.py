@@ -7,96 +7,64 @@ that changes while it runs (``add_arms`` / ``remove_arms``). Every input is vali
 state changes; a bad input raises an exception from :mod:`bayesbandit.errors` and leaves the agent
 as it was.
 
-The calls it makes live in :mod:`._calls` (compiled once per policy and shape), the pending
-decisions in :mod:`._decisions`, the checkpoint schema in :mod:`._persist`. A reloaded agent
-continues bit-for-bit.
+It is a facade over one engine chosen at construction (:mod:`._engine`: compiled programs for a JAX
+policy, the policy's own functions for a host one); the pending decisions live in
+:mod:`._decisions`, the initial exploration in :mod:`._explore`, the decision log in :mod:`._log`,
+the checkpoint schema in :mod:`._persist`. A reloaded agent continues bit-for-bit.
 
 Threads. Any number of threads may call every method at once. One lock orders the changes of
-state: each ``update`` (and ``add_arms``, ``remove_arms``) applies to the state the previous one
-left, so none is lost. A ``select`` of a JAX policy takes the current state and the next draw
-number under the lock and computes outside it, side by side with other selections and with an
-update in progress: its decision is the policy's choice from a state in that sequence, with the
-key of its draw (``fold_in(seed key, draw)``: the same seed and number of draws give the same
-keys however the calls interleave). A host policy's state changes in place, so its selections
-run under the lock. ``save`` writes a consistent snapshot taken under the lock, and one save at
-a time, so a later snapshot never lands before an earlier one.
+state: each ``update`` (and ``add_arms``, ``remove_arms``, ``decay``) applies to the state the
+previous one left, so none is lost. A ``select`` of a JAX policy takes the current state and the
+next draw number under the lock and computes outside it, side by side with other selections and
+with an update in progress: its decision is the policy's choice from a state in that sequence, with
+the key of its draw (``fold_in(seed key, draw)``: the same seed and number of draws give the same
+keys however the calls interleave). No call holds the lock while XLA compiles: an update whose
+program is not compiled yet compiles it first, outside the lock. A host policy's state changes in
+place, so its selections run under the lock. ``save`` writes a consistent snapshot taken under the
+lock, and one save at a time, so a later snapshot never lands before an earlier one.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import re
 import threading
 import time
 import uuid
 import warnings
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from concurrent.futures import wait
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bayesbandit._compile import TRACE_LOCK
 from bayesbandit._process import OwningProcess
 from bayesbandit._typing import ArrayLike
-from bayesbandit.agent._calls import (
-    INFO,
-    NEXT_ACTION,
-    SELECT_INFO,
-    UPDATE_INFO,
-    CompileAhead,
-    calls_for,
-    draw_data,
-    draw_key,
-    packed_signature,
-    round_inputs,
-    signature,
-)
+from bayesbandit.agent import _persist
 from bayesbandit.agent._decisions import Decision, DecisionBook, check_decision_id
+from bayesbandit.agent._engine import draw_data, engine_for, to_host
+from bayesbandit.agent._explore import initial_exploration
 from bayesbandit.agent._log import DecisionLog, decision_arms
-from bayesbandit.agent._packed import HeldState, Layout, Report, ReportPart
-from bayesbandit.agent._persist import (
-    KIND,
-    check_policy,
-    key_data,
-    policy_description,
-    program_of,
-    state_arrays,
-    state_from_arrays,
-)
-from bayesbandit.checkpoint import array_fingerprint, read_checkpoint, write_checkpoint
 from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Explains, ModelBased, policy_kind
-from bayesbandit.errors import CheckpointError, InvalidInput, NotConverged
-from bayesbandit.propensities import DEFAULT_SAMPLES, Propensity, logged_propensity
+from bayesbandit.errors import InvalidInput, NotConverged
+from bayesbandit.propensities import DEFAULT_SAMPLES
 from bayesbandit.validation import check_action, check_arms, check_feedback, check_int, check_item_ids, check_scalar
 
 __all__ = ["Agent"]
 
-_PROPENSITY_STREAM = 0x50524F50  # folded into a draw's key for its propensity's Monte Carlo draws
+_UNCHANGED = "the agent state was not changed."
 
 
-def _unpacked(info: Any) -> Any:
-    """An Info as its policy made it (a compiled call's packed Info unpacked, with NumPy leaves)."""
-    return info.unpack() if isinstance(info, ReportPart) else info
+class _NotGiven:
+    def __repr__(self) -> str:
+        return "<the log it was saved with>"
 
 
-class _NextSelection(NamedTuple):
-    """The selection a round computed after its update (``._calls._round``): draw ``draw`` from ``held``.
-    A ``select`` that finds both still current takes it; any other change of state or draw leaves it stale."""
-
-    held: HeldState
-    draw: int
-    report: Report
-
-
-def _fingerprint(policy: Any, d: int) -> str:
-    """What the decision log records as the policy: its class and a hash of its hyper-parameters and program."""
-    description = policy_description(policy)
-    program = program_of(policy, d)
-    digest = hashlib.sha256(json.dumps([description, program], sort_keys=True).encode()).hexdigest()[:16]
-    return f"{description['class']}:{digest}"
+_LOG_NOT_GIVEN: Any = _NotGiven()
 
 
 class Agent:
@@ -119,12 +87,12 @@ class Agent:
     capacity : int, optional
         Initial row-buffer capacity when the policy keeps one (it doubles when full).
     compile_ahead : bool
-        Compile ``select`` and ``update`` with XLA in background threads before they are called:
-        for a fixed arm set both when the agent is created, side by side (the first ``select``
-        waits for its own compilation only), and when a row buffer is half full, both for the
-        doubled buffer, so the round in which the buffer grows does not stall on compilation (the
-        doubled shape is new to XLA). Tracing stays in the calling thread (NumPyro's handlers are
-        not thread-safe). Default true.
+        Compile before a call needs it, in background threads (the programs are traced in the
+        calling thread, XLA compiles them in the background): a fixed-arm agent's ``select`` and
+        ``update`` when it is created, and every call the agent has made (each arm-set shape, each
+        propensity sample count) for the doubled row buffer once the buffer is half full (traced by
+        the update that fills it, outside the agent's lock), so the round in which it grows does
+        not wait for XLA. Default true. :meth:`warm_up` compiles the rest and waits.
     max_pending : int
         Decisions awaiting their reward that the agent keeps (:meth:`decide`,
         ``select(decision_id=...)``); past it the oldest expires. Default 10,000. A contextual
@@ -141,10 +109,10 @@ class Agent:
     -----
     Every method may be called from any number of threads (the module docstring says how).
 
-    On a fixed arm set an ``update`` also selects for the next draw from the state it leaves, in
-    the same compiled call, and the next ``select`` returns that selection if nothing changed in
-    between (the same bits it would compute): select + update is one compiled call a round
-    (``bayesbandit/agent/_calls.py``), once that call has compiled in the background.
+    Initial exploration (the policy's first ``num_explore`` pulls, Kveton et al. 2020, Section 5.1)
+    advances with decisions made, not rewards received (:mod:`bayesbandit.agent._explore`): ``d``
+    concurrent first requests on a fixed arm set get ``d`` distinct arms that span the features, each
+    logged with its exact propensity.
 
     Examples
     --------
@@ -154,6 +122,7 @@ class Agent:
     >>> bb.runtime.enable_x64()
     >>> arms = np.random.default_rng(0).uniform(-1, 1, (10, 3))
     >>> agent = bb.Agent(bb.GLMTSL(logistic()), arms=arms, seed=0)
+    >>> agent.warm_up()  # compile everything it will run, before the first request
     >>> arm = agent.select()
     >>> agent.update(arm, 1.0)
     >>> agent.num_updates
@@ -193,9 +162,8 @@ class Agent:
         max_age: float | None = None,
         log: str | os.PathLike[str] | DecisionLog | None = None,
     ) -> None:
-        kind = policy_kind(policy)
+        self._kind = policy_kind(policy)
         self._process = OwningProcess("Agent")
-        self._layout: Layout | None = None  # the packed state's, for a fixed-arm agent's packed calls (_use_layout)
         if arms is None and d is None:
             raise InvalidInput(
                 "Agent needs a fixed arm set or a feature dimension. Fix: Agent(policy, arms=...) with arms of "
@@ -210,110 +178,91 @@ class Agent:
             max_age = float(max_age)
         self.policy = policy
         self._catalogue = isinstance(policy, Catalogued)
-        key, init_key = jax.random.split(jax.random.PRNGKey(seed))
-        if self._catalogue:  # the arm set lives in the policy state (which validates it)
-            self._arms = None
-            self.state = policy.init(arms, d=d, capacity=capacity, key=init_key)
-            features = getattr(arms, "features", arms)
-            self.d = int(np.shape(features)[-1]) if features is not None else check_int("Agent", "d", d, low=1)
-        else:
-            self._arms = None if arms is None else check_arms(arms, unchanged=None)
-            self.d = int(self._arms.shape[1]) if self._arms is not None else check_int("Agent", "d", d, low=1)
-            if self._arms is not None and d is not None and d != self.d:
-                raise InvalidInput(f"The 'd' parameter of Agent is {d} but the arm set has d = {self.d}. Fix: omit d.")
-        if isinstance(policy, ModelBased):
-            policy.check_program(self.d)
-        self._support = policy.reward_support(self.d)
-        if not self._catalogue:
-            self.state = policy.init(self._arms, d=self.d, capacity=capacity, key=init_key)
-        self._key = key  # the seed key; draw i selects with fold_in(key, i) (._calls.draw_key)
-        self._draws = 0
+        self._key, init_key = jax.random.split(jax.random.PRNGKey(seed))  # draw i selects with fold_in(key, i)
+        with TRACE_LOCK:  # init and the program's checks trace the reward program
+            if self._catalogue:  # the arm set lives in the policy state (which validates it)
+                self._arms = None
+                state = policy.init(arms, d=d, capacity=capacity, key=init_key)
+                features = getattr(arms, "features", arms)
+                self.d = int(np.shape(features)[-1]) if features is not None else check_int("Agent", "d", d, low=1)
+            else:
+                self._arms = None if arms is None else check_arms(arms, unchanged=None)
+                self.d = int(self._arms.shape[1]) if self._arms is not None else check_int("Agent", "d", d, low=1)
+                if self._arms is not None and d is not None and d != self.d:
+                    raise InvalidInput(
+                        f"The 'd' parameter of Agent is {d} but the arm set has d = {self.d}. Fix: omit d."
+                    )
+            if isinstance(policy, ModelBased):
+                policy.check_program(self.d)
+            self._support = policy.reward_support(self.d)
+            if not self._catalogue:
+                state = policy.init(self._arms, d=self.d, capacity=capacity, key=init_key)
+            self._log_policy = _persist.fingerprint(policy, self.d)
+        self._state = state
+        self._run_policy, self._explore, self._design = initial_exploration(
+            policy, state, self._arms is not None, self.d
+        )
+        self._engine = engine_for(self._run_policy, self._explore)
+        self._arms_call: Any = None if self._arms is None else jnp.asarray(self._arms)  # on the device once
+        self._combinatorial = isinstance(policy, Combinatorial)
+        self._buffered = isinstance(policy, Buffered) and policy.capacity(state) is not None
+        self._explains = isinstance(policy, Explains)
+        self._action_shape: tuple[int, ...] = tuple(policy.action_shape) if self._combinatorial else ()
         self._lock = threading.RLock()  # orders every change of state (module docstring)
         self._save_lock = threading.Lock()  # one save at a time, in the order of their snapshots
         self._decisions = DecisionBook(max_pending, max_age)
         self._log = log if isinstance(log, DecisionLog) or log is None else DecisionLog(log)
-        self._log_policy = _fingerprint(policy, self.d)
-        self._kind = kind
-        self._calls = calls_for(policy, kind)
-        self._combinatorial = isinstance(policy, Combinatorial)
-        self._buffered = isinstance(policy, Buffered)
-        self._explains = isinstance(policy, Explains)
-        self._ahead = CompileAhead(policy, self._calls) if compile_ahead and kind == "jax" else None
-        # The arms as the compiled calls take them: a fixed set on the device once; a contextual
-        # round's NumPy array as given (the call copies it in, sooner than jax.device_put would).
-        self._arms_call: Any = None if self._arms is None else jnp.asarray(self._arms)
-        self._next_selection: _NextSelection | None = None
-        row_buffer = self._buffered and policy.capacity(self.state) is not None  # its shapes grow: kept as a tree
-        if kind == "jax" and self._arms is not None and not row_buffer and not self._catalogue:
-            self._use_layout(Layout.of(self.state))
-        if self._ahead is not None and self._arms_call is not None:
-            self._ahead.prepare(self.state, self._key, self._arms_call, self._layout)
-        self._last_arms: np.ndarray | None = None
-        self._last_arms_call: Any = None
-        self._action_shape: tuple[int, ...] | None = None
+        self._draws = 0
         self.num_updates = 0
+        self._failed_updates = 0
+        self._last_arms: np.ndarray | None = None
         self._last_select_info: Any = None
         self._last_update_info: Any = None
         self._warned: set[str] = set()
+        self._compile_ahead = compile_ahead and self._kind == "jax"
+        self._arm_shapes: set[tuple[int, ...]] = set() if self._arms is None else {self._arms.shape}
+        self._samples_used: set[int] = set()  # propensity sample counts asked for: compiled ahead too
+        self._grown_for: set[int] = set()  # row-buffer capacities whose doubled calls are scheduled
+        self._background: list = []  # compilations in flight (wait_compiled)
+        if self._compile_ahead and self._arms is not None:
+            self._prepare(self._calls(self._state))
 
+    # ------------------------------------------------------------------------------ reading
     @property
     def state(self) -> Any:
         """The policy state, a pytree; each update replaces it (never changes it in place)."""
-        return self._current.tree()
+        return self._state
 
     @state.setter
     def state(self, value: Any) -> None:
-        if self._layout is not None:
-            layout = Layout.of(value)
-            if layout != self._layout:
-                self._use_layout(layout)
-        self._current = self._hold(value)
-
-    def _hold(self, tree: Any) -> HeldState:
-        return HeldState(tree, None, self._layout)
-
-    def _use_layout(self, layout: Layout | None) -> None:
-        """Keep the state packed by ``layout`` between calls, and play a fixed arm set's rounds as one call each
-        (``._calls._round``): select takes the selection the last update computed when it is still current.
-        ``None`` (a leaf that cannot be packed, a typed key): the calls take the state's tree."""
-        self._layout = layout
-        self._next_selection = None
-        self._packed_ready: dict[int, Any] = {}  # the calls _packed_call found, kept
-        self._round_compiled = False  # until then updates take the plain update (CompileAhead.prepare)
-        self._report_layout: Layout | None = None  # the round's report's, known once it is traced
-        self._changed_layout: Layout | None = None  # the round's state's, if not ``layout``
-        if layout is None:
-            return
-        self._packed_key = packed_signature(self._arms_call, layout)
-        self._round_inputs = round_inputs(tuple(self.policy.action_shape) if self._combinatorial else ())
-        self._packed_calls = {
-            0: functools.partial(self._calls.select_packed, layout),
-            2: functools.partial(self._calls.round, layout, self._round_inputs),
-        }
-        self._current = self._hold(self._current.tree())
-
-    def _packed_call(self, which: int) -> Any:
-        """The packed select (0) or round (2): compiled ahead when it was, else jitted."""
-        call = self._packed_ready.get(which)
-        if call is None:
-            jitted = self._packed_calls[which]
-            call = self._packed_ready[which] = (
-                self._ahead.executable(which, self._packed_key, jitted) if self._ahead else jitted
-            )
-        return call
+        with self._lock:
+            self._state = value
 
     @property
     def last_select_info(self) -> Any:
-        """The Info of the last ``select`` (of any thread; stacked for ``select(n=...)``), or None."""
-        return _unpacked(self._last_select_info)
+        """The Info of the last ``select`` (of any thread; stacked for ``select(n=...)``), NumPy leaves, or None."""
+        return None if self._last_select_info is None else to_host(self._last_select_info)
 
     @property
     def last_update_info(self) -> Any:
-        """The Info of the last update (stacked for ``update_many``), or None."""
-        return _unpacked(self._last_update_info)
+        """The Info of the last update (stacked for ``update_many``), NumPy leaves, or None."""
+        return None if self._last_update_info is None else to_host(self._last_update_info)
 
-    def __reduce__(self) -> Any:
-        self._process.refuse_pickle()
+    @property
+    def num_decisions(self) -> int:
+        """Selections made so far (``select(n=m)`` counts ``m``): the next one uses draw number ``num_decisions``."""
+        return self._draws
+
+    @property
+    def failed_updates(self) -> int:
+        """Updates whose fit did not converge, since creation (each also warns, once per kind of problem)."""
+        return self._failed_updates
+
+    @property
+    def compiled_programs(self) -> int:
+        """Programs compiled for this agent's policy so far, in this process (shared by the agents of an equal
+        policy; 0 for a host policy): after :meth:`warm_up`, serving adds none until the row buffer grows."""
+        return self._engine.compiled
 
     @property
     def pending_decisions(self) -> int:
@@ -325,7 +274,109 @@ class Agent:
         """Decisions that expired before their reward (past ``max_pending`` or ``max_age``), since creation."""
         return self._decisions.expired_count
 
-    # ------------------------------------------------------------------------------ acting
+    def __reduce__(self) -> Any:
+        self._process.refuse_pickle()
+
+    # ------------------------------------------------------------------------------ compiling
+    def warm_up(self, *, num_arms: int | None = None, propensity: bool | int = False, timeout: float = 600.0) -> None:
+        """Compile everything a served agent will run, and wait: then no request waits for XLA.
+
+        Compiles ``select``, ``update``, and with ``propensity`` the decision with its propensity
+        (:meth:`decide`), for the current state, and for the doubled row buffer when the buffer is
+        half full (later doublings are compiled ahead in the background, ``compile_ahead``).
+        Compiled programs are shared by every agent of an equal policy in the process, and
+        JAX's persistent compilation cache (:func:`bayesbandit.runtime.enable_compilation_cache`)
+        keeps them across restarts.
+
+        Parameters
+        ----------
+        num_arms : int, optional
+            Contextual agents: the number of arms ``K`` each round's ``select(arms)`` will pass
+            (call once per ``K`` served). Not for a fixed arm set or a catalogue.
+        propensity : bool or int
+            What ``decide(propensity=...)`` will be called with.
+        timeout : float
+            Seconds to wait for the compilations.
+
+        Raises
+        ------
+        InvalidInput
+            A contextual agent without ``num_arms``, or ``num_arms`` with a fixed arm set.
+        TimeoutError
+            The compilations did not finish within ``timeout``.
+        """
+        self._process.check("warm_up")
+        contextual = self._arms is None and not self._catalogue
+        if contextual and num_arms is None:
+            raise InvalidInput(
+                "Agent.warm_up: a contextual agent needs 'num_arms', the number of arms K each select(arms) will pass; "
+                "got None. Fix: warm_up(num_arms=K), once per K served."
+            )
+        if not contextual and num_arms is not None:
+            raise InvalidInput(
+                f"Agent.warm_up: 'num_arms' is for contextual agents; this one holds its arms, got num_arms={num_arms!r}. "
+                "Fix: omit num_arms."
+            )
+        if num_arms is not None:
+            self._arm_shapes.add((check_int("Agent.warm_up", "num_arms", num_arms, low=1), self.d))
+        if propensity is not False:
+            samples = DEFAULT_SAMPLES if propensity is True else check_int("warm_up", "propensity", propensity, low=1)
+            self._samples_used.add(samples)
+        with self._lock:
+            state = self._state
+        futures = self._prepare(self._calls(state))
+        if self._buffered:
+            futures += self._grow_ahead(state, force=True)
+        _, late = wait(futures, timeout=timeout)
+        if late:
+            raise TimeoutError(f"Agent.warm_up: {len(late)} compilations did not finish within {timeout} s.")
+        for future in futures:
+            future.result()
+
+    def wait_compiled(self, timeout: float = 600.0) -> None:
+        """Wait for the compilations running in the background (``compile_ahead``, :meth:`warm_up`) to finish.
+
+        Raises
+        ------
+        TimeoutError
+            They did not finish within ``timeout`` seconds.
+        """
+        _, late = wait(list(self._background), timeout=timeout)
+        if late:
+            raise TimeoutError(f"Agent.wait_compiled: {len(late)} compilations did not finish within {timeout} s.")
+
+    def _prepare(self, calls: list[tuple[tuple, tuple]]) -> list:
+        """Trace ``calls`` here, compile them in the background (:meth:`CompiledEngine.prepare`); remembered for
+        :meth:`wait_compiled`."""
+        futures = self._engine.prepare(calls)
+        self._background = [f for f in self._background if not f.done()] + futures
+        return futures
+
+    def _calls(self, state: Any) -> list[tuple[tuple, tuple]]:
+        """Every call the agent serves from ``state``: select (with each propensity sample count) and update, per
+        arm-set shape, with arguments of their shapes."""
+        key, draw, design = self._key, draw_data(0), self._design
+        action = np.zeros(self._action_shape, np.int32)
+        value = np.zeros(self._action_shape, np.float64)
+        fixed = self._arms is not None or self._catalogue
+        arm_sets = [self._arms_call] if fixed else [np.zeros(shape) for shape in sorted(self._arm_shapes)]
+        calls: list[tuple[tuple, tuple]] = []
+        for arms in arm_sets:
+            calls += [(("select",), (state, arms, key, draw, design)), (("update",), (state, arms, action, value))]
+            calls += [(("select_logged", m), (state, arms, key, draw, design)) for m in sorted(self._samples_used)]
+        return calls
+
+    def _grow_ahead(self, state: Any, force: bool = False) -> list:
+        """Half-full row buffer: every call for the doubled one, traced here (the state padded on the host, no
+        lock held) and compiled in the background."""
+        capacity, filled = self._run_policy.capacity(state), self._run_policy.filled(state)
+        if capacity in self._grown_for or (not force and 2 * filled < capacity):
+            return []
+        self._grown_for.add(capacity)
+        grown = self._run_policy.reserve(state, capacity - filled + 1)
+        return self._prepare(self._calls(grown))
+
+    # ------------------------------------------------------------------------------ deciding
     def select(self, arms: ArrayLike | None = None, *, n: int | None = None, decision_id: str | None = None) -> Any:
         """Choose an action: an index into the fixed arm set, or into ``arms`` (K, d) if given; an item id for a catalogue.
 
@@ -339,7 +390,8 @@ class Agent:
             independent posterior samples (GLM-FPL ``n`` independent perturbations, epsilon-greedy
             ``n`` independent coin flips) and the ``n`` arms differ where the posterior is
             uncertain; a deterministic policy (UCB) returns its best arm ``n`` times, up to
-            random tie-breaks. Report the rewards with :meth:`update_many`.
+            random tie-breaks. They count as ``n`` decisions. Report the rewards with
+            :meth:`update_many`.
         decision_id : str, optional
             Record the decision under this id (a request id, say), with its arms: a later
             ``update(decision_id, reward)`` credits this decision's arms and action, whatever
@@ -355,18 +407,13 @@ class Agent:
             if decision_id is not None:
                 raise InvalidInput(
                     "select: 'n' and 'decision_id' cannot be combined (one id names one decision). Fix: call "
-                    "decide() once per decision; the agent state was not changed."
+                    "decide() once per decision; " + _UNCHANGED
                 )
             n = check_int("Agent.select", "n", n, low=1)
-            arms_np, arms_call = self._round_arms(arms)
-            with self._lock:
-                draw = draw_data(self._next_draw())
-                actions, info = self._calls.select_many(n, self.state, arms_call, self._key, draw)
-                self._after_select(arms_np, arms_call, info)
-            return np.asarray(actions)
+            return self._choose(arms, ("select_many", n), n)[0]
         if decision_id is None:
-            return self._select(arms)[0]
-        return self._decide(arms, check_decision_id("select", decision_id)).action
+            return self._choose(arms, ("select",), 1)[0]
+        return self._decide(arms, check_decision_id("select", decision_id), None).action
 
     def decide(
         self, arms: ArrayLike | None = None, *, decision_id: str | None = None, propensity: bool | int = False
@@ -381,11 +428,11 @@ class Agent:
             The decision's id (a request id, say; at most 256 characters); default a fresh UUID.
         propensity : bool or int
             Also compute the probability that the policy chose this action in the state it chose
-            from (:func:`bayesbandit.propensities.logged_propensity`): exact for the UCB rules and
-            epsilon-greedy, else the action's frequency among itself and ``propensity - 1`` more
-            selections (``True``: 1,000 in all), never below ``1 / draws``: given those draws it
-            is the action's exact probability, so inverse-propensity weighting with it is
-            unbiased on the arms drawn (:mod:`bayesbandit.propensities`).
+            from, in the decision's own compiled call (:mod:`bayesbandit.propensities`): exact
+            for the UCB rules, epsilon-greedy and initial exploration, else the action's
+            frequency among itself and ``propensity - 1`` more selections (``True``: 1,000 in
+            all), never below ``1 / draws``: given those draws it is the action's exact
+            probability, so inverse-propensity weighting with it is unbiased on the arms drawn.
 
         Returns
         -------
@@ -401,118 +448,83 @@ class Agent:
             samples = DEFAULT_SAMPLES if propensity is True else check_int("decide", "propensity", propensity, low=1)
         return self._decide(arms, decision_id, samples)
 
-    def _decide(self, arms: ArrayLike | None, decision_id: str, samples: int | None = None) -> Decision:
+    def _decide(self, arms: ArrayLike | None, decision_id: str, samples: int | None) -> Decision:
         with self._lock:
             self._decisions.check_new("select", decision_id)
-        action, arms_np, law, draw = self._select(arms, samples)
-        propensity, propensity_se = (law.value, law.se) if law else (None, None)
+        call = ("select",) if samples is None else ("select_logged", samples)
+        action, arms_np, law, number = self._choose(arms, call, 1)
+        propensity, propensity_se = (None, None) if law is None else (float(law[0]), float(law[1]))
         decision = Decision(decision_id, action, time.time(), propensity=propensity, propensity_se=propensity_se)
         kept_arms = None if self._arms is not None else arms_np
         with self._lock:
             self._decisions.check_new("select", decision_id)  # another thread may have taken it meanwhile
             self._decisions.add(decision, kept_arms)
             if self._log is not None:
-                self._log.decision(decision, draw, self._log_policy, kept_arms)
+                self._log.decision(decision, number, self._log_policy, kept_arms)
         return decision
 
-    def _select(self, arms: ArrayLike | None, samples: int | None = None) -> tuple[Any, np.ndarray | None, Any, int]:
-        """One selection from the current state with the next draw's key: ``(action, its arms, its propensity,
-        the draw)`` (the propensity, with ``samples`` Monte Carlo draws, only if ``samples`` is given)."""
-        arms_np, arms_call = self._round_arms(arms)
+    def _choose(self, arms: ArrayLike | None, call: tuple, count: int) -> tuple[Any, np.ndarray | None, Any, int]:
+        """The one selection path: ``count`` draws from the current state, ``call`` on the engine; returns
+        ``(action, its arms, its propensity or None, its draw number)``."""
+        arms_np, arms_call = self._select_arms(arms)
+        if call[0] == "select_logged":
+            self._samples_used.add(call[1])
         if self._kind == "host":  # its state changes in place: select under the lock
             with self._lock:
-                state, number = self.state, self._next_draw()
-                action, info = self._calls.select(state, arms_call, self._key, draw_data(number))
-                self._after_select(arms_np, arms_call, info)
-                law = None if samples is None else self._propensity(state, arms_call, action, number, samples)
-        else:  # a snapshot and a draw number under the lock, the computation outside it
+                number = self._draws
+                out = self._engine.run(call, self._state, arms_call, self._key, draw_data(number), self._design)
+                self._draws += count
+                self._after_select(arms_np, out[0], out[1], number)
+        else:  # a snapshot and draw numbers under the lock, the computation outside it
             with self._lock:
-                held, ready = self._current, self._next_selection
-                number = self._next_draw()
-                self._next_selection = None  # a draw is taken: its selection is current now or never
-                if ready is not None and ready.held is held and ready.draw == number:
-                    action, info = ready.report.leaf(NEXT_ACTION), ReportPart(ready.report, SELECT_INFO)
-                    self._after_select(arms_np, arms_call, info)
-                else:
-                    ready = None
-            if ready is None:
-                draw = draw_data(number)
-                if self._layout is not None:
-                    action, info = self._packed_call(0)(held.buffer(), arms_call, self._key, draw)
-                else:
-                    state = held.tree()
-                    call_signature = signature(self.policy, state, arms_call, self._buffered)
-                    select = self._calls.select
-                    select = self._ahead.executable(0, call_signature, select) if self._ahead else select
-                    action, info = select(state, arms_call, self._key, draw)
-                with self._lock:
-                    self._after_select(arms_np, arms_call, info)
-            law = None if samples is None else self._propensity(held.tree(), arms_call, action, number, samples)
-        action = np.asarray(action)
+                state, number, design = self._state, self._draws, self._design
+                self._draws += count
+            out = self._engine.run(call, state, arms_call, self._key, draw_data(number), design)
+            with self._lock:
+                self._after_select(arms_np, out[0], out[1], number)
+        action = np.asarray(out[0])
+        law = out[2] if len(out) > 2 else None
         return (int(action) if action.ndim == 0 else action), arms_np, law, number
 
-    def _propensity(self, state: Any, arms_call: Any, action: Any, number: int, samples: int) -> Propensity:
-        """The propensity to log with ``action``, the selection of draw ``number`` from ``state``: its frequency
-        among itself and ``samples - 1`` more selections on keys apart from every selection's, exact given those
-        draws (:func:`bayesbandit.propensities.logged_propensity`)."""
-        key = jax.random.fold_in(draw_key(self._key, draw_data(number)), _PROPENSITY_STREAM)
-        return logged_propensity(key, self.policy, state, arms_call, np.asarray(action), samples=samples)
+    def _after_select(self, arms_np: np.ndarray | None, action: Any, info: Any, number: int) -> None:
+        """What a selection leaves (under the lock): the last arms and Info, and an exploration decision's design."""
+        self._last_arms = arms_np
+        if info is not None:
+            self._last_select_info = info
+        if arms_np is not None and self._arms is None:
+            self._arm_shapes.add(arms_np.shape)
+        if self._explore.rule == "design" and number < self._explore.rounds and arms_np is not None:
+            rows = arms_np[np.asarray(action).reshape(-1)]
+            self._design = self._design + rows.T @ rows  # a new array: selections in flight keep theirs
 
-    def _next_draw(self) -> int:
-        """The next draw number, taken (under the lock)."""
-        self._draws += 1
-        return self._draws - 1
-
-    def _after_select(self, arms_np: np.ndarray | None, arms_call: Any, info: Any) -> None:
-        """What a selection leaves for a plain ``update(action, reward)`` (under the lock)."""
-        self._last_arms, self._last_arms_call = arms_np, arms_call
-        self._last_select_info = info
-        if self._action_shape is None:
-            shape = self.policy.action_shape if self._combinatorial else ()
-            self._action_shape = tuple(shape)
-
-    def _round_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:
-        """The arms a selection indexes, validated: ``(NumPy array, what the compiled calls take)``."""
+    def _select_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:
+        """The arms a selection indexes, validated: ``(NumPy array, what the engine takes)``."""
         if self._catalogue:
             if arms is not None:
                 raise InvalidInput(
                     "this agent's arms are a catalogue of item ids held by the policy: select() takes no arms. "
-                    "Fix: call select() and change the catalogue with add_arms / remove_arms; the agent state was "
-                    "not changed."
+                    "Fix: call select() and change the catalogue with add_arms / remove_arms; " + _UNCHANGED
                 )
             return None, None
-        if arms is not None and self._arms is not None:
-            given = check_arms(arms, dim=self.d)
-            if not np.array_equal(given, self._arms):
+        if self._arms is not None:
+            if arms is not None and not np.array_equal(check_arms(arms, dim=self.d), self._arms):
                 raise InvalidInput(
                     "this agent has a fixed arm set, and update(action) credits an arm of that set: select(arms) "
                     "with other arms would record rewards against the wrong arm. Fix: call select() with no "
                     "argument, or make a contextual agent, Agent(policy, d=d), and pass each round's arms; "
-                    "the agent state was not changed."
+                    + _UNCHANGED
                 )
-            arms = None
+            return self._arms, self._arms_call
         if arms is None:
-            if self._arms is None:
-                raise InvalidInput(
-                    "this agent has no fixed arm set. Fix: pass this round's arms, select(arms) with shape (K, d)."
-                )
-            arms_np, arms_call = self._arms, self._arms_call
-        else:
-            arms_np = check_arms(arms, dim=self.d)
-            arms_call = arms_np
+            raise InvalidInput(
+                "this agent has no fixed arm set. Fix: pass this round's arms, select(arms) with shape (K, d)."
+            )
+        given = check_arms(arms, dim=self.d)
         if self._combinatorial:
-            self.policy.check_arms(arms_np.shape[0])
-        return arms_np, arms_call
+            self.policy.check_arms(given.shape[0])
+        return given, given
 
-    def _action_layout(self, num_arms: int) -> tuple[int, tuple[int, ...]]:
-        """``(index range, action shape)``: a k-subset policy's actions index ``blocks`` copies of the arms."""
-        if self._combinatorial:
-            return self.policy.blocks * num_arms, self.policy.action_shape
-        return num_arms, self._action_shape or ()
-
-    def _held_ids(self, ids: np.ndarray) -> np.ndarray:
-        return self.policy.held(self.state, ids)
-
+    # ------------------------------------------------------------------------------ learning
     def update(self, action: Any, reward: Any, *, arms: ArrayLike | None = None) -> None:
         """Record ``reward`` for a decision, or for ``action`` (indices into the fixed set or ``arms``; an item id).
 
@@ -542,114 +554,96 @@ class Agent:
         """
         self._process.check("update")
         decision_id = action.id if isinstance(action, Decision) else action if isinstance(action, str) else None
-        if decision_id is not None and arms is not None:
-            raise InvalidInput(
-                "update: a decision keeps its own arms; pass arms= only with a plain action. Fix: omit arms=; the "
-                "agent state was not changed."
-            )
-        with self._lock:
-            if decision_id is not None:
-                self._reward_decision(decision_id, reward)
-                return
-            arms_np, arms_call = self._update_arms(arms)
-            value = self._update_one(action, reward, arms_np, arms_call)
-            if self._log is not None:
-                self._log_update(action, value, None if self._arms is not None else arms_np)
-
-    def _reward_decision(self, decision_id: str, reward: Any, log: bool = True) -> None:
-        """Credit ``reward`` to the pending decision ``decision_id`` (under the lock)."""
-        decision, decision_arms = self._decisions.get(decision_id)
-        arms_np, arms_call = (self._arms, self._arms_call) if self._arms is not None else (decision_arms,) * 2
-        value = self._update_one(decision.action, reward, arms_np, arms_call)
-        self._decisions.settle(decision_id)
-        if log and self._log is not None:
-            self._log.reward(decision_id, time.time(), value)
-
-    def _log_update(self, action: Any, value: np.ndarray, arms_np: np.ndarray | None) -> None:
-        """Log a plain update as a decision ``update:<uuid>`` and its reward (under the lock). Its draw is the last
-        one taken before it (the selection it rewards is not known): a replay's draw counter then passes every
-        plain ``select`` before a logged update, so a loaded agent does not draw with their keys again."""
-        if self._log is None:
-            return
-        decision = Decision(f"update:{uuid.uuid4().hex}", np.asarray(action), time.time())
-        self._log.decision(decision, self._draws - 1, self._log_policy, arms_np)
-        self._log.reward(decision.id, decision.time, value)
-
-    def _update_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:
-        """The arms a plain ``update``'s action indexes: the fixed set, the given ones or the last select's."""
-        if self._catalogue:
+        if decision_id is not None:
             if arms is not None:
                 raise InvalidInput(
-                    "this agent's arms are a catalogue held by the policy: omit arms=; the agent state was not changed."
+                    "update: a decision keeps its own arms; pass arms= only with a plain action. Fix: omit arms=; "
+                    + _UNCHANGED
                 )
-            return None, None
-        if self._arms is not None:
-            if arms is not None and not np.array_equal(np.asarray(arms), self._arms):
-                raise InvalidInput(
-                    "this agent has a fixed arm set; update(action, reward) indexes it. Fix: omit arms=; the agent "
-                    "state was not changed."
-                )
-            return self._arms, self._arms_call
-        if arms is not None:
-            given = check_arms(arms, dim=self.d)
-            return given, given
-        if self._last_arms is None:
-            raise InvalidInput(
-                "update(action, reward) on a contextual agent needs the arms the action indexes. Fix: pass "
-                "arms=, use a Decision from decide(), or call select(arms) first; the agent state was not changed."
-            )
-        return self._last_arms, self._last_arms_call
+            self._learn(lambda: self._decision_update(decision_id, reward))
+        else:
+            self._learn(lambda: self._plain_update(action, reward, arms))
 
-    def _update_one(self, action: Any, reward: Any, arms_np: np.ndarray | None, arms_call: Any) -> np.ndarray:
-        """Validate, update and commit one reward (under the lock); returns the validated reward."""
+    def _decision_update(self, decision_id: str, reward: Any, log: bool = True) -> tuple:
+        """The update crediting ``reward`` to pending decision ``decision_id`` (under the lock): see :meth:`_learn`."""
+        decision, kept = self._decisions.get(decision_id)
+        arms_np, arms_call = (self._arms, self._arms_call) if self._arms is not None else (kept, kept)
+        call, args, value = self._one_update(decision.action, reward, arms_np, arms_call)
+
+        def done() -> None:
+            self._decisions.settle(decision_id)
+            if log and self._log is not None:
+                self._log.reward(decision_id, time.time(), value)
+
+        return call, args, f"for reward {reward!r} of decision {decision_id!r}", 1, done
+
+    def _plain_update(self, action: Any, reward: Any, arms: ArrayLike | None) -> tuple:
+        """The update of a plain ``update(action, reward)`` (under the lock): see :meth:`_learn`."""
+        arms_np, arms_call = self._indexed_arms(arms, "update")
+        call, args, value = self._one_update(action, reward, arms_np, arms_call)
+
+        def done() -> None:
+            if self._log is not None:  # as a decision ``update:<uuid>`` and its reward; its draw the last taken
+                decision = Decision(f"update:{uuid.uuid4().hex}", np.asarray(action), time.time())
+                self._log.decision(
+                    decision, self._draws - 1, self._log_policy, None if self._arms is not None else arms_np
+                )
+                self._log.reward(decision.id, decision.time, value)
+
+        return call, args, f"for reward {reward!r} of action {action!r}", 1, done
+
+    def _one_update(self, action: Any, reward: Any, arms_np: np.ndarray | None, arms_call: Any) -> tuple:
+        """``(call, arguments, validated reward)`` of one update, validated (under the lock)."""
         if arms_np is None:  # a catalogue's item id
             index = check_item_ids(action, self._held_ids)
         else:
-            num_arms, shape = self._action_layout(arms_np.shape[0])
-            index = check_action(action, num_arms, shape=shape)
+            num_arms = arms_np.shape[0] * (self.policy.blocks if self._combinatorial else 1)
+            index = check_action(action, num_arms, shape=self._action_shape).astype(np.int32)
         value = check_feedback(reward, self._support.constraint, self._support.description, shape=index.shape)
-        action_host = index if self._catalogue else index.astype(np.int32)
+        state = self._run_policy.reserve(self._state, 1) if self._buffered else self._state
+        return ("update",), (state, arms_call, index, value), value
 
-        def failure(info: Any) -> tuple[Any, str]:
-            return _unpacked(info), f"for reward {reward!r} of action {action!r}"
+    def _learn(self, prepare: Callable[[], tuple]) -> None:
+        """The one update path. ``prepare()`` validates under the lock and returns ``(call, arguments, words naming
+        the update, rewards it counts, what to do once committed)``; the engine runs the call on those arguments
+        and the result is committed. A call not compiled yet compiles first, outside the lock, then everything is
+        prepared again from the state then current."""
+        while True:
+            with self._lock:
+                call, args, where, count, done = prepare()
+                if self._engine.ready(call, *args):
+                    new_state, info = self._engine.run(call, *args)
+                    self._commit(new_state, info, count, where)
+                    done()
+                    break
+            self._engine.compile(call, *args)
+        if self._compile_ahead and self._buffered:
+            self._grow_ahead(new_state)
 
-        if self._layout is not None and self._round_ready():
-            self._round(action_host, value, arms_call, failure)
-            return value
-        state = self.policy.reserve(self.state, 1) if self._buffered else self.state
-        call_signature = signature(self.policy, state, arms_call, self._buffered)
-        ahead_id = call_signature if self._layout is None else self._packed_key
-        update = self._ahead.executable(1, ahead_id, self._calls.update) if self._ahead else self._calls.update
-        new_state, info = update(state, arms_call, action_host, value)
-        if self._kind == "jax":
-            info = ReportPart(Report(info, self._calls.reports[("update", call_signature)]), INFO)
-        self._commit(self._hold(new_state), info, 1, failure)
-        if self._ahead is not None:
-            self._ahead.schedule(self.state, self._key, (arms_call, action_host, value))
-        return value
-
-    def _round_ready(self) -> bool:
-        """Whether the round is compiled (without compiling ahead, it compiles on its first call)."""
-        if not self._round_compiled:
-            self._round_compiled = self._ahead is None or self._ahead.done(2, self._packed_key)
-        return self._round_compiled
-
-    def _round(self, action: np.ndarray, value: np.ndarray, arms_call: Any, failure: Any) -> None:
-        """Update with ``(action, value)`` and select for the next draw in one call (``._calls._round``); commit
-        the update and keep the selection for the next ``select`` (under the lock)."""
-        held, number = self._current, self._draws
-        inputs = self._round_inputs.pack_host((action, value, draw_data(number)))
-        buffer, packed = self._packed_call(2)(held.buffer(), arms_call, self._key, inputs)
-        if self._report_layout is None:  # known once the round is traced
-            self._report_layout = self._calls.reports[("round", self._packed_key)]
-            out_layout = self._calls.reports[("state", self._packed_key)]
-            self._changed_layout = out_layout if out_layout != self._layout else None
-        report = Report(packed, self._report_layout)
-        new = HeldState(None, buffer, self._changed_layout or self._layout)
-        self._commit(new, ReportPart(report, UPDATE_INFO), 1, failure)
-        self._next_selection = _NextSelection(new, number, report)
-        if self._changed_layout is not None:  # a policy that changes its state's dtypes: follow it
-            self._use_layout(self._changed_layout)
+    def _commit(self, new_state: Any, info: Any, count: int, where: str) -> None:
+        """Keep the updated state, or raise if it is not finite; count and warn (once per kind) a failed fit."""
+        converged = np.asarray(info.converged)
+        if not converged.all():
+            failed = info
+            if converged.ndim:  # a batch: explain its first failure
+                row = int(np.argmin(converged.reshape(count, -1).all(axis=1)))
+                failed, where = jax.tree.map(lambda leaf: leaf[row], info), f"in row {row}"
+            if self._kind == "jax":
+                leaves = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+                if not all(np.isfinite(x).all() for x in leaves):
+                    raise NotConverged(f"the update {where} made the policy state non-finite; " + _UNCHANGED)
+            self._failed_updates += 1
+            if self._explains:
+                message = self.policy.explain_update(to_host(failed), self.d)
+            else:
+                message = f"{type(self.policy).__name__}.update did not converge: {to_host(failed)}."
+            kind = re.sub(r"\[[^\]]*\]|\(.*?\)|[-+]?\d[\d.e+-]*", "#", message)  # the message without its numbers
+            if kind not in self._warned:  # once per kind of problem, not every round
+                self._warned.add(kind)
+                warnings.warn(message, RuntimeWarning, stacklevel=5)
+        self._state = new_state
+        self._last_update_info = info
+        self.num_updates += count
 
     def update_many(self, actions: Any, rewards: Any, *, arms: ArrayLike | None = None) -> None:
         """Record several rewards in one compiled call (batched or delayed feedback), in order.
@@ -678,102 +672,69 @@ class Agent:
             The updates produced non-finite state; the agent is unchanged.
         """
         self._process.check("update_many")
-        with self._lock:
-            self._update_many(actions, rewards, arms)
+        self._learn(lambda: self._batch_update(actions, rewards, arms))
 
-    def _update_many(self, actions: Any, rewards: Any, arms: ArrayLike | None) -> None:
+    def _batch_update(self, actions: Any, rewards: Any, arms: ArrayLike | None) -> tuple:
         count = int(np.shape(actions)[0]) if np.ndim(actions) >= 1 else 0
         if count == 0:
             raise InvalidInput(
-                f"update_many needs a non-empty array of actions, one row per reward; got {actions!r}; "
-                "the agent state was not changed."
+                f"update_many needs a non-empty array of actions, one row per reward; got {actions!r}; " + _UNCHANGED
             )
         if self._catalogue:
-            if arms is not None:
-                raise InvalidInput(
-                    "this agent's arms are a catalogue held by the policy: omit arms=; the agent state was not changed."
-                )
-            index, arms_per_row, arms_call = check_item_ids(actions, self._held_ids, count=count), False, None
-            arms_np = None
+            arms_np, arms_call = self._indexed_arms(arms, "update_many")
+            index = check_item_ids(actions, self._held_ids, count=count)
         else:
-            arms_np = self._batch_arms(arms, count)
-            arms_per_row = arms_np.ndim == 3
-            num_arms, shape = self._action_layout(arms_np.shape[-2])
-            index = check_action(actions, num_arms, shape=shape, count=count).astype(np.int32)
-            if self._arms is not None:
-                arms_call = self._arms_call
-            elif arms is None:  # the last select's arms
-                arms_call = self._last_arms_call
-            else:
-                arms_call = arms_np
+            arms_np, arms_call = self._indexed_arms(arms, "update_many", count)
+            num_arms = arms_np.shape[-2] * (self.policy.blocks if self._combinatorial else 1)
+            index = check_action(actions, num_arms, shape=self._action_shape, count=count).astype(np.int32)
         value = check_feedback(rewards, self._support.constraint, self._support.description, shape=index.shape)
-        state = self.policy.reserve(self.state, count) if self._buffered else self.state
-        new_state, info = self._calls.update_many(arms_per_row, state, arms_call, index, value)
+        per_row = arms_np is not None and arms_np.ndim == 3
+        state = self._run_policy.reserve(self._state, count) if self._buffered else self._state
 
-        def first_failure(info: Any) -> tuple[Any, str]:
-            row = int(np.argmin(np.asarray(info.converged).reshape(count, -1).all(axis=1)))
-            return jax.tree.map(lambda leaf: leaf[row], info), f"in row {row} (reward {value[row]!r})"
+        def done() -> None:
+            if self._log is not None:
+                for i in range(count):
+                    kept = None if arms_np is None or self._arms is not None else arms_np[i] if per_row else arms_np
+                    decision = Decision(f"update:{uuid.uuid4().hex}", np.asarray(index[i]), time.time())
+                    self._log.decision(decision, self._draws - 1, self._log_policy, kept)
+                    self._log.reward(decision.id, decision.time, value[i])
 
-        self._commit(self._hold(new_state), info, count, first_failure)
-        if self._log is not None:
-            for i in range(count):
-                row_arms = (
-                    None if arms_np is None or self._arms is not None else arms_np[i] if arms_per_row else arms_np
+        return ("update_many", per_row), (state, arms_call, index, value), "of update_many", count, done
+
+    def _indexed_arms(self, arms: ArrayLike | None, where: str, count: int | None = None) -> tuple[Any, Any]:
+        """The one arms resolver of the updates: the fixed set, the given ones (one set, or with ``count``
+        one per row) or the last select's; ``(NumPy array or None for a catalogue, what the engine takes)``."""
+        if self._catalogue or self._arms is not None:
+            if arms is not None and (self._arms is None or not np.array_equal(np.asarray(arms), self._arms)):
+                owner = (
+                    "a catalogue held by the policy" if self._catalogue else "a fixed arm set, which the actions index"
                 )
-                self._log_update(index[i], value[i], row_arms)
-
-    def _batch_arms(self, arms: ArrayLike | None, count: int) -> np.ndarray:
-        """The arms ``update_many``'s actions index: the fixed set, the given ones, or the last select's."""
-        if self._arms is not None:
-            if arms is not None and not np.array_equal(np.asarray(arms), self._arms):
                 raise InvalidInput(
-                    "this agent has a fixed arm set; update_many(actions, rewards) indexes it. Fix: omit arms=; "
-                    "the agent state was not changed."
+                    f"this agent's arms are {owner}: {where} takes no arms=. Fix: omit arms=; " + _UNCHANGED
                 )
-            return self._arms
+            return self._arms, self._arms_call
         if arms is None:
             if self._last_arms is None:
                 raise InvalidInput(
-                    "update_many on a contextual agent needs the arms its actions index: pass arms= (shape (K, d) "
-                    "or (m, K, d)) or call select(arms) first; the agent state was not changed."
+                    f"{where} on a contextual agent needs the arms its actions index. Fix: pass arms= (shape (K, d)"
+                    f"{' or (m, K, d)' if count else ''}), use a Decision from decide(), or call select(arms) first; "
+                    + _UNCHANGED
                 )
-            return self._last_arms
+            return self._last_arms, self._last_arms
         given = np.asarray(arms)
-        if given.ndim == 3:
+        if count is not None and given.ndim == 3:
             if given.shape[0] != count:
                 raise InvalidInput(
-                    f"arms passed to update_many has {given.shape[0]} arm sets for {count} actions; expected shape "
-                    f"({count}, K, {self.d}); the agent state was not changed."
+                    f"arms passed to {where} has {given.shape[0]} arm sets for {count} actions; expected shape "
+                    f"({count}, K, {self.d}); " + _UNCHANGED
                 )
-            return check_arms(given.reshape(-1, given.shape[-1]), dim=self.d).reshape(given.shape)
-        return check_arms(given, dim=self.d)
+            per_row = check_arms(given.reshape(-1, given.shape[-1]), dim=self.d).reshape(given.shape)
+            return per_row, per_row
+        given = check_arms(given, dim=self.d)
+        return given, given
 
-    def _commit(self, new: HeldState, info: Any, count: int, failure: Any) -> None:
-        """Keep the updated state, or raise if it is not finite; warn (once per kind) if a fit did not converge.
-
-        ``failure(info)`` returns the Info of the update to explain and words saying which one it was.
-        """
-        converged = info.all_converged if isinstance(info, ReportPart) else bool(np.all(np.asarray(info.converged)))
-        if not converged:
-            failed, where = failure(info)
-            if self._kind == "jax":
-                leaves = jax.tree.leaves(new.tree())
-                floats = [np.asarray(x) for x in leaves if jnp.issubdtype(x.dtype, jnp.inexact)]
-                if not all(np.isfinite(x).all() for x in floats):
-                    raise NotConverged(
-                        f"the update {where} made the policy state non-finite; the agent state was not changed."
-                    )
-            if self._explains:
-                message = self.policy.explain_update(failed, self.d)
-            else:
-                message = f"{type(self.policy).__name__}.update did not converge: {failed}."
-            kind = re.sub(r"\[[^\]]*\]|\(.*?\)|[-+]?\d[\d.e+-]*", "#", message)  # the message without its numbers
-            if kind not in self._warned:  # once per kind of problem, not every round
-                self._warned.add(kind)
-                warnings.warn(message, RuntimeWarning, stacklevel=4)
-        self._current = new
-        self._last_update_info = info
-        self.num_updates += count
+    def _held_ids(self, ids: np.ndarray) -> np.ndarray:
+        return self.policy.held(self._state, ids)
 
     # ------------------------------------------------------------------------------ the catalogue
     def add_arms(self, ids: Any, features: Any) -> None:
@@ -787,7 +748,7 @@ class Agent:
         """
         self._process.check("add_arms")
         with self._lock:
-            self.state = self._catalogue_policy("add_arms").add_arms(self.state, ids, features)
+            self._state = self._catalogue_policy("add_arms").add_arms(self._state, ids, features)
 
     def remove_arms(self, ids: Any) -> None:
         """Items leaving the catalogue (a :class:`~bayesbandit.contract.Catalogued` policy): validated first.
@@ -799,14 +760,14 @@ class Agent:
         """
         self._process.check("remove_arms")
         with self._lock:
-            self.state = self._catalogue_policy("remove_arms").remove_arms(self.state, ids)
+            self._state = self._catalogue_policy("remove_arms").remove_arms(self._state, ids)
 
     def _catalogue_policy(self, method: str) -> Any:
         if not self._catalogue:
             raise InvalidInput(
                 f"Agent.{method}: {type(self.policy).__name__} acts on a fixed or per-round arm set, not a catalogue "
                 "of item ids. Fix: use a catalogue policy (SubTS, SubElim), or pass each round's arms to select(arms); "
-                "the agent state was not changed."
+                + _UNCHANGED
             )
         return self.policy
 
@@ -819,7 +780,7 @@ class Agent:
         discounted Laplace fit for the GLM policies, ``B <- gamma B + (1 - gamma) lam I`` for
         the ridge policies, the stabilised rule for ``history="online"``; ``docs/drift.md``).
         Called on a schedule, say nightly, independent of how many rewards arrive (bayesianbandits'
-        advice: decoupled from updates), observations ``n`` decays old weigh ``gamma^n``: the
+        advice: decoupled from updates), an observation ``n`` decays old weighs ``gamma^n``: the
         effective memory is ``1 / (1 - gamma)`` decays (``gamma = 0.9`` nightly: about ten days).
         For a discount every round, wrap the policy in :class:`bayesbandit.drift.Discounted`.
 
@@ -841,51 +802,36 @@ class Agent:
         """
         self._process.check("decay")
         check_scalar("Agent.decay", "gamma", gamma, low=0.0, high=1.0, low_open=True)
-        if self._calls.discount is None:
+        if not self._engine.discounts:
             raise InvalidInput(
                 f"Agent.decay: {type(self.policy).__name__} cannot discount its posterior (it has no Discounts "
                 "capability: neural and index policies keep no prior to fall back to). Fix: use a GLM, linear or "
-                "combinatorial policy, or bayesbandit.drift.Discounted over one; the agent state was not changed."
+                "combinatorial policy, or bayesbandit.drift.Discounted over one; " + _UNCHANGED
             )
-        with self._lock:
-            self._decay(float(gamma))
-            if self._log is not None:
-                self._log.decay(time.time(), float(gamma))
+        self._decay(float(gamma), log=True)
 
-    def _decay(self, gamma: float) -> None:
-        """Apply ``discount(state, gamma, refit=True)`` and commit it if finite (under the lock)."""
-        new_state = self._calls.discount(self.state, np.float64(gamma))
-        floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
-        if not all(np.isfinite(x).all() for x in floats):
-            raise NotConverged(f"decay({gamma!r}) made the policy state non-finite; the agent state was not changed.")
-        self.state = new_state
+    def _decay(self, gamma: float, log: bool) -> None:
+        """Apply ``discount(state, gamma, refit=True)`` and commit it if finite (outside the lock while compiling)."""
+        while True:
+            with self._lock:
+                args = (self._state, np.float64(gamma))
+                if self._engine.ready(("discount",), *args):
+                    new_state = self._engine.run(("discount",), *args)
+                    floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+                    if not all(np.isfinite(x).all() for x in floats):
+                        raise NotConverged(f"decay({gamma!r}) made the policy state non-finite; " + _UNCHANGED)
+                    self._state = new_state
+                    if log and self._log is not None:
+                        self._log.decay(time.time(), gamma)
+                    return
+            self._engine.compile(("discount",), *args)
 
     # ------------------------------------------------------------------------------ saving
-    def _replay(self, seq: int) -> None:
-        """Apply the decision log's rows committed after ``seq``, in order, without logging them again."""
-        if self._log is None:
-            return
-        rows = self._log.after(seq)
-        with self._lock:
-            for kind, row in rows:
-                if kind == "decay":
-                    self._decay(row[2])
-                elif kind == "decision":
-                    action = np.asarray(json.loads(row[5]))
-                    decision = Decision(
-                        row[1],
-                        int(action) if action.ndim == 0 else action,
-                        row[2],
-                        propensity=row[8],
-                        propensity_se=row[9],
-                    )
-                    self._decisions.add(decision, decision_arms(row))
-                    self._draws = max(self._draws, row[3] + 1)
-                else:
-                    self._reward_decision(row[1], np.asarray(json.loads(row[3])), log=False)
-
     def save(self, path: str | os.PathLike) -> None:
         """Write a checkpoint atomically (:mod:`bayesbandit.checkpoint`; the schema: ``._persist``).
+
+        With a decision log, its rows are committed first, and once the checkpoint is written the
+        log may archive the rows it holds (:class:`~bayesbandit.agent.DecisionLog` retention).
 
         Raises
         ------
@@ -895,44 +841,31 @@ class Agent:
         self._process.check("save")
         with self._save_lock:  # saves land in the order of their snapshots
             with self._lock:
-                header, arrays = self._snapshot()
-            if self._log is not None:  # the log holds every reward the checkpoint does
-                self._log.flush(header["log_seq"])
-            write_checkpoint(path, header, arrays)
+                header, arrays = _persist.snapshot(self)
+            _persist.write(path, header, arrays, self._log)
 
     def close(self) -> None:
         """Commit the decision log's last rows and stop its writer (nothing else needs closing)."""
         if self._log is not None:
             self._log.close()
 
-    def _snapshot(self) -> tuple[dict[str, Any], list[np.ndarray]]:
-        """The checkpoint's header and arrays (under the lock; host state copied, JAX arrays are immutable)."""
-        layout, state = state_arrays(self.policy, self._kind, self.state)
-        if self._kind == "host":
-            state = [np.array(a, copy=True) for a in state]
-        has_last_arms = self._last_arms is not None and self._arms is None
-        book, book_arrays = self._decisions.parts()
-        header = {
-            "kind": KIND,
-            "policy": policy_description(self.policy),
-            "program": program_of(self.policy, self.d),
-            "arms": None if self._arms is None else array_fingerprint(self._arms),
-            "d": self.d,
-            "capacity": self.policy.capacity(self.state) if self._buffered else None,
-            "num_updates": self.num_updates,
-            "draws": self._draws,
-            "log_seq": None if self._log is None else self._log.last_seq,
-            "action_shape": None if self._action_shape is None else list(self._action_shape),
-            "has_last_arms": has_last_arms,
-            "decisions": {**book, "max_pending": self._decisions.max_pending, "max_age": self._decisions.max_age},
-            "state": layout,
-        }
-        arrays = [key_data(self._key)]
-        if self._arms is not None:
-            arrays.append(self._arms)
-        if has_last_arms:
-            arrays.append(np.asarray(self._last_arms))
-        return header, [*arrays, *book_arrays, *state]
+    def _replay(self, seq: int) -> None:
+        """Apply the decision log's rows committed after ``seq``, in order, without logging them again."""
+        if self._log is None:
+            return
+        for kind, row in self._log.after(seq):
+            if kind == "decay":
+                self._decay(row[2], log=False)
+            elif kind == "decision":
+                decision, kept = _persist.logged_decision(row), decision_arms(row)
+                with self._lock:
+                    self._decisions.add(decision, kept)
+                    self._draws = max(self._draws, row[3] + 1)
+                    if row[3] >= 0 and not decision.id.startswith("update:"):
+                        self._after_select(kept if kept is not None else self._arms, decision.action, None, row[3])
+            else:
+                decision_id, value = row[1], _persist.logged_reward(row)
+                self._learn(functools.partial(self._decision_update, decision_id, value, log=False))
 
     @classmethod
     def load(
@@ -943,7 +876,7 @@ class Agent:
         arms: ArrayLike | None = None,
         max_pending: int | None = None,
         max_age: float | None = None,
-        log: str | os.PathLike[str] | DecisionLog | None = None,
+        log: str | os.PathLike[str] | DecisionLog | None = _LOG_NOT_GIVEN,
     ) -> Agent:
         """Read a checkpoint written by :meth:`save` for ``policy``.
 
@@ -958,50 +891,36 @@ class Agent:
         max_pending, max_age : optional
             Bounds on pending decisions (:class:`Agent`); default: those it was saved with. The
             pending decisions saved come back with it.
-        log : path-like or DecisionLog, optional
+        log : path-like or DecisionLog or None
             The agent's decision log: what it committed after the checkpoint is replayed in
             order (the decisions made since, and the rewards, credited as they were), so the
-            agent continues from the last committed row, and goes on logging there.
+            agent continues from the last committed row, and goes on logging there. Required
+            for a checkpoint saved with a log; ``log=None`` loads it without, dropping what was
+            logged after the checkpoint.
 
         Raises
         ------
         CheckpointError
             Unreadable, corrupted, of an unknown format version, or written for another
-            policy, reward program, arm set or state layout (the message names which).
+            policy, reward program, arm set or state layout (the message names which); or saved
+            with a decision log and loaded without ``log=``.
         """
-        name = os.fspath(path)
-        meta, arrays = read_checkpoint(path)
-        check_policy(path, meta, policy)
-        arrays = list(arrays)
-        key = jnp.asarray(arrays.pop(0))
-        saved_arms = arrays.pop(0) if meta["arms"] is not None else None
-        last_arms = arrays.pop(0) if meta["has_last_arms"] else None
-        if arms is not None:
-            given = check_arms(arms, unchanged=None)
-            if saved_arms is None or array_fingerprint(given) != meta["arms"]:
-                raise CheckpointError(
-                    f"{name!r} was written for another arm set than the one given. Fix: load without arms=, "
-                    "or pass the arm set it was saved with."
-                )
+        meta, arrays = _persist.read(path, policy, arms, log is not _LOG_NOT_GIVEN)
         book = meta["decisions"]
-        book_arrays = [arrays.pop(0), arrays.pop(0)]
         agent = cls(
             policy,
-            saved_arms,
+            arrays["arms"],
             d=int(meta["d"]),
             capacity=meta["capacity"],
+            compile_ahead=False,
             max_pending=book["max_pending"] if max_pending is None else max_pending,
             max_age=book["max_age"] if max_age is None else max_age,
         )
-        agent.state = state_from_arrays(name, policy, agent._kind, agent.state, meta["state"], arrays)
-        agent._decisions.restore(book, book_arrays)
-        agent._draws = int(meta["draws"])
-        agent._key = key
-        agent._last_arms = last_arms
-        agent._last_arms_call = last_arms
-        agent._action_shape = None if meta["action_shape"] is None else tuple(meta["action_shape"])
-        agent.num_updates = int(meta["num_updates"])
-        if log is not None:
+        _persist.restore(agent, os.fspath(path), meta, arrays)
+        agent._compile_ahead = agent._kind == "jax"
+        if agent._compile_ahead and agent._arms is not None:
+            agent._prepare(agent._calls(agent._state))
+        if log is not None and log is not _LOG_NOT_GIVEN:
             agent._log = log if isinstance(log, DecisionLog) else DecisionLog(log)
             agent._replay(meta["log_seq"] or 0)
         return agent

@@ -23,7 +23,7 @@ try:  # POSIX advisory locks tell a live writer's temporary file from a stale on
 except ImportError:  # pragma: no cover - Windows: an open file cannot be deleted there anyway.
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["as_path", "write_atomically", "remove_stale_partials"]
+__all__ = ["as_path", "write_atomically", "remove_stale_partials", "fsync_folder"]
 
 _PARTIAL_INFIX = ".partial-"
 
@@ -68,7 +68,7 @@ def write_atomically(target: str, chunks: Sequence[bytes | memoryview]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(partial)  # after a successful rename there is nothing left to remove
         raise
-    _fsync_folder(folder)
+    fsync_folder(folder)
 
 
 def remove_stale_partials(target: str) -> None:
@@ -145,8 +145,8 @@ def _is_same_file(fd: int, path: str) -> bool:
         return False
 
 
-def _fsync_folder(folder: str) -> None:
-    """Make the rename itself durable (POSIX); best effort."""
+def fsync_folder(folder: str) -> None:
+    """Make a rename in ``folder`` durable (POSIX); best effort."""
     if os.name != "posix":
         return
     try:

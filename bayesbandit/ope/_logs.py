@@ -273,7 +273,10 @@ class Logs(NamedTuple):
 
         Keeps the decisions that logged a propensity (``decide(..., propensity=M)``) and have
         a reward, in the log's order; ``t`` is the decision time. A fixed-arm agent's log holds
-        no arms: pass them as ``arms`` (shape (K, d)).
+        no arms: pass them as ``arms`` (shape (K, d)). A path reads the live file and every
+        archive its retention left (:class:`~bayesbandit.agent.DecisionLog`'s ``archive_bytes``,
+        :func:`~bayesbandit.agent.log_files`), each row once, a decision joined with its reward
+        across files; the rows of archives deleted by ``keep_archives`` are not evaluated.
 
         Raises
         ------

@@ -12,8 +12,9 @@ requires.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +31,7 @@ __all__ = [
     "choose",
     "resolve_num_explore",
     "init_arms",
+    "DesignExploration",
 ]
 
 DEFAULT_CAPACITY = 1024
@@ -111,6 +113,22 @@ def choose(key: PRNGKey, *inputs: Any) -> tuple[Array, Array]:
 def resolve_num_explore(num_explore: int | None, d: int) -> int:
     """The number of initial exploration rounds: ``num_explore``, or ``d`` when it is None."""
     return d if num_explore is None else num_explore
+
+
+class DesignExploration:
+    """Mixin of the policies whose first ``num_explore`` rounds (``d`` by default) pull the design: the
+    :class:`~bayesbandit.contract.ExploresFirst` capability, which an :class:`~bayesbandit.Agent` uses to
+    count those rounds in decisions rather than rewards."""
+
+    num_explore: int | None
+
+    def initial_exploration(self, d: int) -> tuple[Literal["design", "uniform"], int]:
+        """``("design", rounds)``: the rule of :func:`choose` for the first ``rounds`` rounds."""
+        return "design", resolve_num_explore(self.num_explore, d)
+
+    def without_initial_exploration(self) -> Any:
+        """This policy with ``num_explore=0``."""
+        return dataclasses.replace(self, num_explore=0)  # type: ignore[type-var]
 
 
 def init_arms(owner: str, arms: ArrayLike | None, d: int | None) -> tuple[Array | None, int]:

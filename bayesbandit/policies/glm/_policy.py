@@ -29,6 +29,7 @@ from bayesbandit.inference.prior_check import check_prior_mode
 from bayesbandit.inference.solvers import DenseNewton, Solver
 from bayesbandit.policies._explore import (
     DEFAULT_CAPACITY,
+    DesignExploration,
     choice_scores,
     choose,
     exploration_order,
@@ -65,7 +66,7 @@ class GLMState(NamedTuple):
 
 
 @dataclass(frozen=True)
-class GLMPolicy(ProgramPolicy):
+class GLMPolicy(DesignExploration, ProgramPolicy):
     """Base of the GLM policies: ``init``, ``select`` and ``update`` are shared, ``scores`` differs.
 
     Fields shared by every GLM policy (keyword-only after ``model``):

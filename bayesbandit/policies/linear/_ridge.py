@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from bayesbandit import _gaussian_linear as gl
 from bayesbandit._typing import Array, ArrayLike, PRNGKey
 from bayesbandit.contract import RewardSupport
-from bayesbandit.policies._explore import choose, exploration_order, init_arms, resolve_num_explore
+from bayesbandit.policies._explore import DesignExploration, choose, exploration_order, init_arms, resolve_num_explore
 from bayesbandit.validation import check_int
 
 __all__ = ["RidgeState", "RidgeUpdateInfo", "RidgePolicy"]
@@ -41,7 +41,7 @@ class RidgeUpdateInfo(NamedTuple):
 
 
 @dataclass(frozen=True)
-class RidgePolicy:
+class RidgePolicy(DesignExploration):
     """Base of LinTS and LinUCB: ``init``, ``update`` and ``select`` shared; ``scores`` differs.
 
     ``lam`` (> 0) is the ridge, ``num_explore`` the initial exploration rounds (``None``: ``d``).

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import KW_ONLY
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -75,6 +76,14 @@ class DeepFPL(NeuralPolicy):
         check_scalar(type(self).__name__, "a", self.a, low=0.0, high_open=True)
         if self.num_explore is not None:
             check_int(type(self).__name__, "num_explore", self.num_explore, low=0)
+
+    def initial_exploration(self, d: int) -> tuple[Literal["design", "uniform"], int]:
+        """``("uniform", rounds)``: the first ``num_explore`` pulls (``batch`` by default) are uniform."""
+        return "uniform", self.batch if self.num_explore is None else self.num_explore
+
+    def without_initial_exploration(self) -> DeepFPL:
+        """This policy with ``num_explore=0``."""
+        return dataclasses.replace(self, num_explore=0)
 
     def _init_state(self, d: int, capacity: int | None, key: PRNGKey) -> NetworkState:
         """Weights drawn from the prior with ``key``, an empty mini-batch (``capacity`` is unused)."""
