@@ -611,8 +611,9 @@ class Agent:
         while True:
             with self._lock:
                 call, args, where, count, done = prepare()
-                if self._engine.ready(call, *args):
-                    new_state, info = self._engine.run(call, *args)
+                out = self._engine.run_if_ready(call, *args)
+                if out is not None:
+                    new_state, info = out
                     self._commit(new_state, info, count, where)
                     done()
                     break
@@ -815,8 +816,8 @@ class Agent:
         while True:
             with self._lock:
                 args = (self._state, np.float64(gamma))
-                if self._engine.ready(("discount",), *args):
-                    new_state = self._engine.run(("discount",), *args)
+                new_state = self._engine.run_if_ready(("discount",), *args)
+                if new_state is not None:
                     floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
                     if not all(np.isfinite(x).all() for x in floats):
                         raise NotConverged(f"decay({gamma!r}) made the policy state non-finite; " + _UNCHANGED)

@@ -6,8 +6,8 @@ Two engines, one interface (``select``, ``select_logged``, ``select_many``, ``up
 * :class:`CompiledEngine`, for a JAX policy: each call is a program compiled by XLA, once per
   argument signature (shapes and dtypes), and shared by every agent of an equal policy. A program
   is compiled ahead (:meth:`CompiledEngine.prepare`, in background threads), or on its first call;
-  :meth:`CompiledEngine.ready` says whether a call would wait for one, so an agent never waits for
-  XLA while it holds its lock.
+  :meth:`CompiledEngine.run_if_ready` runs a call only if its program is compiled, so an agent never
+  waits for XLA while it holds its lock.
 * :class:`HostEngine`, for a host policy: the policy's own functions, Python loops for the batches.
 
 A selection is the policy's ``select`` with the key of the agent's ``n``-th draw
@@ -137,7 +137,7 @@ def _spec(x: Any) -> jax.ShapeDtypeStruct:
 def _signature(call: Hashable, args: tuple) -> tuple:
     """What selects a compiled program: the call (with its static arguments) and the arguments' shapes and dtypes."""
     leaves, treedef = jax.tree.flatten(args)
-    return call, treedef, tuple((np.shape(x), x.dtype) for x in leaves)
+    return call, treedef, tuple([(x.shape, x.dtype) for x in leaves])
 
 
 class CompiledEngine:
@@ -174,16 +174,16 @@ class CompiledEngine:
         """``call`` (its name and static arguments, e.g. ``("select_logged", 1000)``) on ``args``."""
         return self._program(call, args).result()(*args)
 
+    def run_if_ready(self, call: tuple, *args: Any) -> Any:
+        """:meth:`run`, if its program is compiled; else ``None`` (nothing runs)."""
+        future = self._programs.get(_signature(call, args))
+        return future.result()(*args) if future is not None and future.done() else None
+
     # -------------------------------------------------------------------------- compiling
     @property
     def compiled(self) -> int:
         """Programs compiled so far."""
         return sum(future.done() and future.exception() is None for future in list(self._programs.values()))
-
-    def ready(self, call: tuple, *args: Any) -> bool:
-        """Whether ``call`` on arguments like ``args`` runs without waiting for a compilation."""
-        future = self._programs.get(_signature(call, args))
-        return future is not None and future.done()
 
     def compile(self, call: tuple, *args: Any) -> None:
         """Compile ``call`` for arguments like ``args`` (arrays or ``ShapeDtypeStruct``) in this thread, if not yet."""
@@ -276,8 +276,7 @@ class HostEngine:
         """``call`` (its name and static arguments) on ``args``, as :meth:`CompiledEngine.run`."""
         return getattr(self, call[0])(*call[1:], *args)
 
-    def ready(self, call: tuple, *args: Any) -> bool:
-        return True
+    run_if_ready = run
 
     def compile(self, call: tuple, *args: Any) -> None:
         return None
