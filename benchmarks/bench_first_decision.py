@@ -1,4 +1,4 @@
-"""Time to a user's first decision with their own reward program, per likelihood, in a fresh process.
+"""Time to a user's first decision with their own reward program, per likelihood, fresh process; also after a restart.
 
 For every program of :mod:`bayesbandit.models.likelihoods` that GLM-TSL accepts: ``Agent(...)`` +
 the first ``select`` + ``update`` in a new Python process (the instance drawn before the clock
@@ -9,6 +9,14 @@ lowering to MLIR and XLA's compilation (JAX's monitoring events;
 :func:`bayesbandit.runtime.enable_fast_rng`, and once more cold without it. Beside it, ``simulate``'s
 compile time for the same program (one policy, 4 runs x 100 rounds, in this process) over the zoo
 logistic model's, measured side by side.
+
+Then the restart (:func:`bayesbandit.experiments.likelihoods.restart_seconds`): an agent on the
+same arm set with a decision log plays 100 rewarded decisions in a fresh process, saves a
+checkpoint, plays 100 more whose rewards arrive 10 decisions late (10 still pending) and stops;
+in a new process, ``Agent.load(checkpoint, policy, log=...)``, which replays the rows logged after
+the checkpoint, + the first ``decide()``, with an empty persistent compilation cache (cold) and
+with the cache the cold restart filled (warm), against the targets: the first decision within
+2 s warm and 5 s cold.
 
 Usage, from the repository root: ``python -m benchmarks.bench_first_decision [--quick]`` (quick:
 five programs).
@@ -22,7 +30,12 @@ import sys
 import tempfile
 
 import jax
-from bayesbandit.experiments.likelihoods import first_decision_seconds
+from bayesbandit.experiments.likelihoods import (
+    RESTART_PENDING,
+    RESTART_ROUNDS,
+    first_decision_seconds,
+    restart_seconds,
+)
 from bayesbandit.models import likelihoods, logistic
 
 import bayesbandit as bb
@@ -34,12 +47,43 @@ from benchmarks._common import machine_info, md_table, write_results  # noqa: E4
 
 QUICK = ("bernoulli_logit", "gamma", "student_t", "ordered_logistic", "zero_inflated")
 
+# The targets for a restarted agent's first decision (load with its replay + decide), seconds.
+RESTART_WARM_TARGET = 2.0
+RESTART_COLD_TARGET = 5.0
+
 
 def simulate_compile_seconds(model) -> float:
     """``simulate``'s compile time for GLM-TSL on a 20-arm bandit of the program's own family."""
     env = bb.envs.ProgramBandit(model=model, K=20, d=3)
     ds = bb.simulate(bb.GLMTSL(model), env, horizon=100, runs=4, seed=0)
     return float(ds.compile_time.values[0])
+
+
+def restart(name: str) -> list[str]:
+    """The restart table's row for program ``name``: cold and warm restarts (:func:`restart_seconds`), each
+    split into load with its replay / first decision, and whether they meet the targets."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold = restart_seconds(name, "GLM-TSL", cache)
+        warm = restart_seconds(name, "GLM-TSL", cache)
+    expected = {
+        "updates": sum(RESTART_ROUNDS) - RESTART_PENDING,
+        "pending": RESTART_PENDING,
+        "decisions": sum(RESTART_ROUNDS),
+    }
+    for timed in (cold, warm):
+        held = {field: timed[field] for field in expected}
+        if held != expected:
+            raise RuntimeError(f"{name}: the restarted agent holds {held}, not {expected}.")
+    meets = (warm["restart_s"] <= RESTART_WARM_TARGET, cold["restart_s"] <= RESTART_COLD_TARGET)
+    return [
+        name,
+        f"{cold['restart_s']:.2f}",
+        f"{cold['load_s']:.2f} / {cold['decide_s']:.3f}",
+        f"{cold['trace_s']:.2f} / {cold['lower_s']:.2f} / {cold['xla_s']:.2f} ({cold['compilations']:.0f})",
+        f"{warm['restart_s']:.2f}",
+        f"{warm['load_s']:.2f} / {warm['decide_s']:.3f}",
+        " / ".join("yes" if ok else "no" for ok in meets),
+    ]
 
 
 def main() -> None:
@@ -51,7 +95,7 @@ def main() -> None:
     bb.runtime.enable_fast_rng()
     names = QUICK if args.quick else tuple(likelihoods.LIKELIHOODS)
     zoo = simulate_compile_seconds(logistic())
-    rows = []
+    rows, restarts = [], []
     for name in names:
         with tempfile.TemporaryDirectory() as cache:
             cold = first_decision_seconds(name, "GLM-TSL", cache)
@@ -71,10 +115,14 @@ def main() -> None:
             ]
         )
         print(" | ".join(rows[-1]), flush=True)
+        restarts.append(restart(name))
+        print(" | ".join(restarts[-1]), flush=True)
+    met = sum(row[-1] == "yes / yes" for row in restarts)
     text = "\n\n".join(
         [
-            "# bench_first_decision: Agent(...) + first select + update, fresh process, GLM-TSL",
+            "# bench_first_decision: a new agent's and a restarted agent's first decision, fresh process, GLM-TSL",
             machine_info(),
+            "## A new agent: Agent(...) + first select + update",
             "Cold: empty persistent compilation cache; warm: the cache the cold run filled "
             "(`bb.runtime.enable_compilation_cache`); both with `bb.runtime.enable_fast_rng()`, as the "
             "`bayesbandit` command runs. The column after them: cold, in a process that does not call it "
@@ -91,6 +139,32 @@ def main() -> None:
                     "simulate compile / logistic's",
                 ],
                 rows,
+            ),
+            "## A restarted agent: Agent.load(checkpoint, policy, log=...) + first decide",
+            f"In a first fresh process, an agent on the same arm set (K = 20, d = 3) with a decision log plays "
+            f"{RESTART_ROUNDS[0]} decisions, each rewarded at once, saves a checkpoint, plays {RESTART_ROUNDS[1]} more "
+            f"whose rewards arrive {RESTART_PENDING} decisions late, and closes; every reward drawn from the program "
+            "beforehand. In a new process, timed: `Agent.load` with the log, which replays the rows logged after the "
+            f"checkpoint ({RESTART_ROUNDS[1]} decisions, {RESTART_ROUNDS[1] - RESTART_PENDING} rewards: every restarted "
+            f"agent came back with {sum(RESTART_ROUNDS) - RESTART_PENDING} updates and {RESTART_PENDING} pending "
+            "decisions), then its first `decide()`; the load compiles `select` in the background while the replay "
+            "runs, so the first decision's column is what is left to wait for; trace / lower / XLA: summed over the "
+            "threads that compile at once, so it can exceed the wall time. Cold: empty persistent compilation "
+            "cache; warm: the cache the cold restart filled (the first process uses none). Both with "
+            "`bb.runtime.enable_fast_rng()`; imports apart. Targets: the first decision within "
+            f"{RESTART_WARM_TARGET:.0f} s warm and {RESTART_COLD_TARGET:.0f} s cold (load with its replay + decide); "
+            f"{met} of {len(restarts)} programs meet both.",
+            md_table(
+                [
+                    "program",
+                    "restart cold (s)",
+                    "load+replay / first decision, cold (s)",
+                    "trace / lower / XLA, cold (s, programs)",
+                    "restart warm (s)",
+                    "load+replay / first decision, warm (s)",
+                    f"meets {RESTART_WARM_TARGET:.0f} s warm / {RESTART_COLD_TARGET:.0f} s cold",
+                ],
+                restarts,
             ),
         ]
     )

@@ -29,6 +29,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -102,7 +103,9 @@ def uniform_regret(env: bb.envs.ProgramBandit, runs: int, seed: int) -> np.ndarr
     return np.array([float(inst.best_mean - np.mean(inst.means)) for inst in instances])
 
 
-FIRST_DECISION = textwrap.dedent(
+# The start of a timed child process: the clock from before its imports, and the seconds JAX spends
+# tracing, lowering and compiling while ``listening`` (JAX's monitoring events).
+_TIMED_CHILD = textwrap.dedent(
     """
     import collections, json, sys, time
     start = time.perf_counter()
@@ -120,6 +123,11 @@ FIRST_DECISION = textwrap.dedent(
 
     listening = False
     jax.monitoring.register_event_duration_secs_listener(listen)
+    """
+)
+
+FIRST_DECISION = _TIMED_CHILD + textwrap.dedent(
+    """
     import bayesbandit as bb
     from bayesbandit.models.likelihoods import LIKELIHOODS
     bb.runtime.enable_x64()
@@ -162,8 +170,6 @@ def first_decision_seconds(
     instance = env.reset(jax.random.PRNGKey(0))
     reward = float(env.pull(instance, jnp.asarray(0), jax.random.PRNGKey(1))[0])
     arms = json.dumps(np.asarray(instance.arms).tolist())
-    # the cache is the one named here, not one the environment points JAX at
-    child_env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
     out = subprocess.run(
         [
             sys.executable,
@@ -176,12 +182,114 @@ def first_decision_seconds(
             repr(reward),
             "fast" if fast_rng else "jax",
         ],
-        env=child_env,
+        env=_child_env(),
         capture_output=True,
         text=True,
         timeout=600,
         check=True,
     )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _child_env() -> dict[str, str]:
+    """This process's environment for a child, less ``JAX_COMPILATION_CACHE_DIR``: the child's cache is the one it is
+    handed, not one the environment points JAX at."""
+    return {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+
+
+# The restart: the rounds played before and after the checkpoint, and how many rewards of the last ones are
+# still pending when the agent stops (rewards arrive that many decisions late after the checkpoint).
+RESTART_ROUNDS = (100, 100)
+RESTART_PENDING = 10
+
+RESTART_SETUP = textwrap.dedent(
+    """
+    import os, sys
+    import numpy as np
+    import bayesbandit as bb
+    from bayesbandit.models.likelihoods import LIKELIHOODS
+    bb.runtime.enable_x64()
+    bb.runtime.enable_fast_rng()
+    folder, before, after, lag = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+    arms, rewards = np.load(os.path.join(folder, "arms.npy")), np.load(os.path.join(folder, "rewards.npy"))
+    policy = {"GLM-TSL": bb.GLMTSL, "GLM-FPL": bb.GLMFPL}[sys.argv[2]](LIKELIHOODS[sys.argv[1]])
+    agent = bb.Agent(policy, arms=arms, seed=0, log=os.path.join(folder, "decisions.sqlite"))
+    for t in range(before):
+        decision = agent.decide()
+        agent.update(decision, rewards[t, decision.action])
+    agent.save(os.path.join(folder, "agent.ckpt"))
+    waiting = []
+    for t in range(before, before + after):
+        waiting.append((t, agent.decide()))
+        if len(waiting) > lag:
+            s, decision = waiting.pop(0)
+            agent.update(decision, rewards[s, decision.action])
+    agent.close()
+    """
+)
+
+RESTART = _TIMED_CHILD + textwrap.dedent(
+    """
+    import os
+    import bayesbandit as bb
+    from bayesbandit.models.likelihoods import LIKELIHOODS
+    bb.runtime.enable_x64()
+    bb.runtime.enable_fast_rng()
+    if sys.argv[3]:
+        bb.runtime.enable_compilation_cache(sys.argv[3])
+    imported = time.perf_counter()
+    folder = sys.argv[4]
+    policy = {"GLM-TSL": bb.GLMTSL, "GLM-FPL": bb.GLMFPL}[sys.argv[2]](LIKELIHOODS[sys.argv[1]])
+    ready = time.perf_counter()
+    listening = True
+    agent = bb.Agent.load(os.path.join(folder, "agent.ckpt"), policy, log=os.path.join(folder, "decisions.sqlite"))
+    loaded = time.perf_counter()
+    counts = {"updates": agent.num_updates, "pending": agent.pending_decisions, "decisions": agent.num_decisions}
+    deciding = time.perf_counter()
+    agent.decide()
+    done = time.perf_counter()
+    listening = False
+    agent.close()
+    load_s, decide_s = loaded - ready, done - deciding
+    print(json.dumps({"import_s": imported - start, "load_s": load_s, "decide_s": decide_s,
+                      "restart_s": load_s + decide_s, **spent, **counts}))
+    """
+)
+
+
+def restart_seconds(name: str, policy_name: str = "GLM-TSL", cache_dir: str = "") -> dict[str, float]:
+    """``Agent.load`` from a checkpoint and its decision log + the first ``decide`` for program ``name``, in a fresh
+    Python process.
+
+    A first fresh process makes the agent on the arm set :func:`first_decision_seconds` uses (K = 20, d = 3)
+    with a decision log, plays ``RESTART_ROUNDS[0]`` decisions, each rewarded at once, saves a
+    checkpoint, plays ``RESTART_ROUNDS[1]`` more whose rewards arrive ``RESTART_PENDING`` decisions
+    late (so that many are pending at the end), and closes the agent; every reward is drawn from
+    the program here beforehand, for each round and arm. A second fresh process, timed, loads the
+    checkpoint with the log, which replays the rows logged after it, and makes the first decision.
+
+    ``cache_dir``: the persistent compilation cache of the restarted process (empty: none; the first
+    process uses none), so a second call with the same folder restarts with the programs the first
+    one stored. Both processes call :func:`bayesbandit.runtime.enable_fast_rng`. Returns the seconds
+    of the load with its replay (``load_s``) and of the first decision (``decide_s``) and their sum
+    (``restart_s``), the import time apart, where the time went (``trace_s``, ``lower_s``,
+    ``xla_s`` over ``compilations`` programs, as :func:`first_decision_seconds`), and what the
+    restarted agent holds before its first decision: ``updates``, ``pending`` decisions and
+    ``decisions`` made.
+    """
+    env = bb.envs.ProgramBandit(model=LIKELIHOODS[name], K=20, d=3)
+    instance = env.reset(jax.random.PRNGKey(0))
+    everyone = jnp.arange(env.K)
+    keys = jax.random.split(jax.random.PRNGKey(1), sum(RESTART_ROUNDS))
+    rewards = jax.vmap(lambda key: env.pull(instance, everyone, key)[0])(keys)  # (round, arm)
+    with tempfile.TemporaryDirectory() as folder:
+        np.save(os.path.join(folder, "arms.npy"), np.asarray(instance.arms))
+        np.save(os.path.join(folder, "rewards.npy"), np.asarray(rewards, dtype=np.float64))
+        played = [str(n) for n in (*RESTART_ROUNDS, RESTART_PENDING)]
+        setup = [sys.executable, "-c", RESTART_SETUP, name, policy_name, folder, *played]
+        subprocess.run(setup, env=_child_env(), capture_output=True, text=True, timeout=600, check=True)
+        restart = [sys.executable, "-c", RESTART, name, policy_name, cache_dir, folder]
+        out = subprocess.run(restart, env=_child_env(), capture_output=True, text=True, timeout=600, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

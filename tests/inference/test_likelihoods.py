@@ -128,3 +128,14 @@ def test_the_first_decision_is_timed_in_a_fresh_process_that_binds_the_program_i
     # the inspection's programs count too (15 programs in all; 8 when the program was bound before the clock)
     assert timed["compilations"] >= 12
     assert timed["trace_s"] > 0 and timed["xla_s"] > 0
+
+
+def test_the_restart_is_timed_in_a_fresh_process_that_replays_the_log_after_the_checkpoint():
+    from bayesbandit.experiments.likelihoods import RESTART_PENDING, RESTART_ROUNDS, restart_seconds
+
+    timed = restart_seconds("bernoulli_logit", "GLM-TSL")
+    assert timed["restart_s"] == pytest.approx(timed["load_s"] + timed["decide_s"])
+    assert timed["updates"] == sum(RESTART_ROUNDS) - RESTART_PENDING
+    assert timed["pending"] == RESTART_PENDING
+    assert timed["decisions"] == sum(RESTART_ROUNDS)
+    assert timed["xla_s"] > 0
