@@ -6,10 +6,10 @@ a catalogue of 200 items), with and without ``--propensity``, the script starts 
 fresh process and measures:
 
 * ready s: from starting the process to its ``listening on ...`` line (imports, the agent, and
-  ``Agent.warm_up`` where the package has it);
+  ``Agent.warm_up``);
 * decide latency, as the client sees it (request sent to response read; a connection's first
   request includes connecting), over every decision after ready: p50, p95, p99 and max, and the p99 and max of the first 50, sent by the 8 clients
-  at once before any reward (where a package without ``warm_up`` compiles);
+  at once before any reward;
 * the longest gap with no decision answered (from the first request on) and when it ended, decisions per second,
   and failures: responses other than 200, and requests that got no response (target 0);
 * for the fixed and host kinds, the distinct actions among the first 20 decisions (their rewards
@@ -22,7 +22,9 @@ with mean ``sigmoid(x theta)`` for the chosen features ``x`` and a fixed true ``
 sender threads send them when due, so rewards arrive out of order).
 
 ``--pythonpath DIR`` puts DIR first on the service's PYTHONPATH: the same script served by the
-package installed at DIR (an earlier build, say), named ``--label`` in the results.
+package installed at DIR (an earlier build, say), named ``--label`` in the results. The committed
+``bench_serving_before.md`` was made so, from the package at 23469fb (an Agent without ``warm_up``),
+with ``examples/serve.py`` as of 17c49b5, which called ``warm_up`` only where the package had it.
 
 Usage, from the repository root:
 ``python -m benchmarks.bench_serving [--quick] [--decisions N] [--pythonpath DIR --label NAME]``.

@@ -180,9 +180,8 @@ def serve(args: argparse.Namespace) -> None:
     threading.Thread(target=server.serve_forever, name="http", daemon=True).start()
 
     agent = make_agent(args)
-    warm_up = getattr(agent, "warm_up", None)  # compiles every call the service will make, and waits
-    if warm_up is not None:
-        warm_up(num_arms=K if args.kind in ("contextual", "online") else None, propensity=args.propensity)
+    # compile every call the service will make, and wait: no request waits for XLA
+    agent.warm_up(num_arms=K if args.kind in ("contextual", "online") else None, propensity=args.propensity)
     service.agent = agent
     service.ready.set()
     host, port = server.server_address[:2]

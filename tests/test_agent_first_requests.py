@@ -120,3 +120,16 @@ def test_loading_without_the_log_it_was_saved_with_is_refused(tmp_path):
     assert replayed.num_updates == 2 and replayed.pending_decisions == 1
     replayed.update(pending, 1.0)
     replayed.close()
+
+
+def test_a_batch_of_first_decisions_explores_in_turn():
+    """``select(n=...)`` on a contextual agent: its first d decisions pull d arms that span the features (each
+    sees the arms the ones before it chose), the rest are the policy's own; a fixed arm set's follow its order."""
+    arms = np.random.default_rng(4).uniform(-1, 1, (50, D))
+    agent = bb.Agent(bb.LinTS(), d=D, seed=0)
+    batch = agent.select(arms, n=3 * D)
+    exploring = np.asarray(agent.last_select_info.exploring)
+    assert exploring[:D].all() and not exploring[D:].any()
+    assert np.linalg.matrix_rank(arms[batch[:D]]) == D
+    fixed = bb.Agent(bb.LinTS(), arms=ARMS, seed=0)
+    np.testing.assert_array_equal(fixed.select(n=D), np.asarray(fixed.state.explore_order))

@@ -493,8 +493,9 @@ class Agent:
             self._last_select_info = info
         if arms_np is not None and self._arms is None:
             self._arm_shapes.add(arms_np.shape)
-        if self._explore.rule == "design" and number < self._explore.rounds and arms_np is not None:
-            rows = arms_np[np.asarray(action).reshape(-1)]
+        explored = self._explore.rounds - number  # of these decisions, the first ones explored
+        if self._explore.rule == "design" and explored > 0 and arms_np is not None:
+            rows = arms_np[np.asarray(action).reshape(-1)[:explored]]
             self._design = self._design + rows.T @ rows  # a new array: selections in flight keep theirs
 
     def _select_arms(self, arms: ArrayLike | None) -> tuple[np.ndarray | None, Any]:

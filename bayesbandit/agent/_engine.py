@@ -108,11 +108,34 @@ def _select_logged(
 
 
 def _select_many(policy: Any, explore: Explore, n: int, state: Any, arms: Any, key: Any, draw: Any, design: Any) -> Any:
-    """Draws ``draw .. draw + n - 1`` from one state: decision ``j`` on the ``j``-th key split from the first's."""
+    """Draws ``draw .. draw + n - 1`` from one state: decision ``j`` on the ``j``-th key split from the first's.
+
+    The batch's exploration decisions follow the rule in turn: under ``"design"`` each adds its arm to
+    the ``G`` the next one sees, as decisions one at a time would.
+    """
     keys = jax.random.split(draw_key(key, draw), n)
     numbers = _number(draw) + jnp.arange(n, dtype=jnp.uint32)
-    choose = functools.partial(_choose, policy, explore, state, arms)
-    return jax.vmap(choose, in_axes=(0, 0, None))(keys, numbers, design)
+    plain = functools.partial(_choose, policy, Explore("none", 0), state, arms)
+    actions, info = jax.vmap(plain, in_axes=(0, 0, None))(keys, numbers, design)
+    if explore.rule == "none":
+        return actions, info
+
+    def step(gram: Any, row: Any) -> tuple[Any, Any]:
+        key, number, action = row
+        action, exploring = explore.choose(key, arms, number, gram if explore.rule == "design" else design, action)
+        x = arms[action]
+        return gram + jnp.where(exploring, jnp.outer(x, x), 0.0), (action, exploring)
+
+    def explored() -> tuple[Any, Any]:
+        gram = design if explore.rule == "design" else jnp.zeros((arms.shape[1],) * 2, arms.dtype)
+        _, chosen = jax.lax.scan(step, gram, (keys, numbers, actions))
+        return chosen
+
+    # past the exploration decisions the batch skips the rule
+    actions, exploring = jax.lax.cond(explore.exploring(_number(draw)), explored, lambda: (actions, jnp.zeros(n, bool)))
+    if "exploring" in getattr(info, "_fields", ()):
+        info = info._replace(exploring=exploring | info.exploring)
+    return actions, info
 
 
 def _update_many(policy: Any, arms_per_row: bool, state: Any, arms: Any, actions: Any, feedback: Any) -> Any:

@@ -57,8 +57,12 @@ class Explore(NamedTuple):
         key = jax.random.fold_in(key, _EXPLORE_STREAM)
         if self.rule == "order":
             pick = design[jnp.minimum(number, self.rounds - 1)]
-        elif self.rule == "design":
-            pick = random_argmax(key, exploration_scores(design, arms))
+        elif self.rule == "design":  # the scores only in an exploration decision (a cond, not a select)
+            pick = jax.lax.cond(
+                exploring,
+                lambda: random_argmax(key, exploration_scores(design, arms)).astype(action.dtype),
+                lambda: action,
+            )
         else:
             pick = jax.random.randint(key, (), 0, arms.shape[0], jnp.int32)
         return jnp.where(exploring, pick.astype(action.dtype), action), exploring
@@ -71,7 +75,8 @@ class Explore(NamedTuple):
         if self.rule == "order":
             rule = (jnp.arange(num_arms) == design[jnp.minimum(number, self.rounds - 1)]).astype(law.dtype)
         elif self.rule == "design":
-            rule = tie_probabilities(exploration_scores(design, arms)).astype(law.dtype)
+            scores = lambda: tie_probabilities(exploration_scores(design, arms)).astype(law.dtype)  # noqa: E731
+            rule = jax.lax.cond(self.exploring(number), scores, lambda: law)
         else:
             rule = jnp.full(num_arms, 1.0 / num_arms, law.dtype)
         return jnp.where(self.exploring(number), rule, law)
