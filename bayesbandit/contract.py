@@ -196,7 +196,7 @@ class ExploresFirst(Protocol):
     uniformly). ``without_initial_exploration()`` is the same policy with none. A policy counts its
     rounds in rewards (``state.t``); an :class:`~bayesbandit.Agent` serving concurrent requests
     counts them in decisions instead and runs the policy without its own
-    (:mod:`bayesbandit.agent._explore`), so decisions made before their rewards arrive spread
+    (``bayesbandit/agent/_explore.py``), so decisions made before their rewards arrive spread
     over the design.
     """
 

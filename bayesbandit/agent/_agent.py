@@ -110,7 +110,7 @@ class Agent:
     Every method may be called from any number of threads (the module docstring says how).
 
     Initial exploration (the policy's first ``num_explore`` pulls, Kveton et al. 2020, Section 5.1)
-    advances with decisions made, not rewards received (:mod:`bayesbandit.agent._explore`): ``d``
+    advances with decisions made, not rewards received (``bayesbandit/agent/_explore.py``): ``d``
     concurrent first requests on a fixed arm set get ``d`` distinct arms that span the features, each
     logged with its exact propensity.
 

@@ -409,7 +409,7 @@ class DecisionLog:
         ----------
         seq : int or None
             The last ``seq`` the checkpoint's state includes (its ``log_seq``), at most
-            :attr:`last_seq`; None (a checkpoint with no log position) moves nothing.
+            ``last_seq``; None (a checkpoint with no log position) moves nothing.
 
         Raises
         ------

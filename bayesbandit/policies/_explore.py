@@ -123,7 +123,7 @@ class DesignExploration:
     num_explore: int | None
 
     def initial_exploration(self, d: int) -> tuple[Literal["design", "uniform"], int]:
-        """``("design", rounds)``: the rule of :func:`choose` for the first ``rounds`` rounds."""
+        """``("design", rounds)``: the rule of ``choose`` (this module) for the first ``rounds`` rounds."""
         return "design", resolve_num_explore(self.num_explore, d)
 
     def without_initial_exploration(self) -> Any:
