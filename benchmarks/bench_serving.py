@@ -78,9 +78,12 @@ def serve_module():
 class Server:
     """``examples/serve.py`` in a child process: started, read until ready, stopped (SIGTERM, then SIGKILL)."""
 
-    def __init__(self, kind: str, propensity: bool, seed: int, env: dict[str, str], folder: str) -> None:
+    def __init__(
+        self, kind: str, propensity: bool, seed: int, env: dict[str, str], folder: str, rows: int | None = None
+    ) -> None:
         self.command = [sys.executable, SERVE, "--kind", kind, "--port", "0", "--seed", str(seed)]
         self.command += ["--propensity"] if propensity else []
+        self.command += ["--rows", str(rows)] if rows else []
         self.stderr_path = os.path.join(folder, f"{kind}-{int(propensity)}.stderr")
         self.stderr = open(self.stderr_path, "wb")  # a file, not a pipe: a full pipe would block the service
         started = time.monotonic()
@@ -296,6 +299,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pythonpath", default=None, help="put this folder first on the service's PYTHONPATH")
     parser.add_argument("--label", default=None, help="names the package served (default: the working tree)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--warm-rows",
+        action="store_true",
+        help="the contextual service compiles its row buffer's sizes up to the decisions at start (serve.py --rows)",
+    )
     parser.add_argument("--out-dir", default=RESULTS)
     args = parser.parse_args(argv)
     decisions = args.decisions or (500 if args.quick else 10_000)
@@ -322,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     configurations = [(kind, propensity) for kind in args.kinds for propensity in (False, True)]
     with tempfile.TemporaryDirectory(prefix="bench-serving-") as folder:
         for kind, propensity in tqdm(configurations, desc="configurations", file=sys.stderr):
-            server = Server(kind, propensity, args.seed, env, folder)
+            rows = decisions if args.warm_rows and kind == "contextual" else None
+            server = Server(kind, propensity, args.seed, env, folder, rows)
             try:
                 result = drive(server, kind, decisions, args.seed, features.get(kind))
             finally:

@@ -181,7 +181,8 @@ def serve(args: argparse.Namespace) -> None:
 
     agent = make_agent(args)
     # compile every call the service will make, and wait: no request waits for XLA
-    agent.warm_up(num_arms=K if args.kind in ("contextual", "online") else None, propensity=args.propensity)
+    num_arms = K if args.kind in ("contextual", "online") else None
+    agent.warm_up(num_arms=num_arms, propensity=args.propensity, rows=args.rows)
     service.agent = agent
     service.ready.set()
     host, port = server.server_address[:2]
@@ -205,6 +206,9 @@ def main(argv: list[str] | None = None) -> None:
         "online: the same with history='online'; host: Sub-TS over a catalogue of 200 item ids (d = 5)",
     )
     parser.add_argument("--propensity", action="store_true", help="log each decision's propensity")
+    parser.add_argument(
+        "--rows", type=int, default=None, help="contextual kind: the rows it will learn from, compiled for at start"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0: a free port (printed once ready)")
     parser.add_argument("--seed", type=int, default=0, help="the agent's seed and the fixed arm set's or catalogue's")

@@ -197,6 +197,21 @@ def test_a_growing_buffer_is_compiled_ahead_and_gives_the_same_results(monkeypat
     assert_trees_equal(ahead.state, on_demand.state)
 
 
+def test_warm_up_with_rows_compiles_every_buffer_size_before_serving(monkeypatch):
+    """``warm_up(rows=...)`` compiles each row-buffer size up to ``rows``: growing 4 -> 32 rows then traces and
+    compiles nothing at all, in any thread."""
+    agent = bb.Agent(bb.GLMTSL(logistic(), a=2.0), d=3, capacity=4, seed=0)
+    agent.warm_up(num_arms=4, rows=64)
+    compiles = _request_thread_compiles(monkeypatch)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        arms = rng.uniform(-1, 1, (4, 3))
+        agent.update(agent.decide(arms), float(rng.random() < 0.5))
+    agent.wait_compiled()
+    assert agent.state.history.capacity == 32
+    assert compiles == []
+
+
 def test_a_warmed_up_agent_compiles_nothing_while_it_serves(monkeypatch):
     """After ``warm_up`` a fixed-arm agent's decisions (with propensities), updates, and a save and load of
     an equal agent compile nothing, and choose what an agent compiling on demand chooses."""

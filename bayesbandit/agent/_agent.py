@@ -278,12 +278,21 @@ class Agent:
         self._process.refuse_pickle()
 
     # ------------------------------------------------------------------------------ compiling
-    def warm_up(self, *, num_arms: int | None = None, propensity: bool | int = False, timeout: float = 600.0) -> None:
+    def warm_up(
+        self,
+        *,
+        num_arms: int | None = None,
+        propensity: bool | int = False,
+        rows: int | None = None,
+        timeout: float = 600.0,
+    ) -> None:
         """Compile everything a served agent will run, and wait: then no request waits for XLA.
 
         Compiles ``select``, ``update``, and with ``propensity`` the decision with its propensity
-        (:meth:`decide`), for the current state, and for the doubled row buffer when the buffer is
-        half full (later doublings are compiled ahead in the background, ``compile_ahead``).
+        (:meth:`decide`), for the current state and the doubled row buffer, and with ``rows`` for
+        every buffer size up to ``rows`` rows (later doublings are compiled ahead: traced by the
+        update that fills the buffer half, which stalls the process's other Python threads while it
+        traces, then compiled in the background).
         Compiled programs are shared by every agent of an equal policy in the process, and
         JAX's persistent compilation cache (:func:`bayesbandit.runtime.enable_compilation_cache`)
         keeps them across restarts.
@@ -295,6 +304,9 @@ class Agent:
             (call once per ``K`` served). Not for a fixed arm set or a catalogue.
         propensity : bool or int
             What ``decide(propensity=...)`` will be called with.
+        rows : int, optional
+            A policy with a row buffer (a full-history GLM policy): the rows the agent will hold;
+            every buffer size up to it is compiled now, so none is traced while serving.
         timeout : float
             Seconds to wait for the compilations.
 
@@ -322,11 +334,17 @@ class Agent:
         if propensity is not False:
             samples = DEFAULT_SAMPLES if propensity is True else check_int("warm_up", "propensity", propensity, low=1)
             self._samples_used.add(samples)
+        if rows is not None:
+            rows = check_int("Agent.warm_up", "rows", rows, low=1)
         with self._lock:
             state = self._state
         futures = self._prepare(self._calls(state))
         if self._buffered:
             futures += self._grow_ahead(state, force=True)
+            buffer = self._run_policy
+            while rows is not None and 2 * buffer.capacity(state) < rows:
+                state = buffer.reserve(state, buffer.capacity(state) - buffer.filled(state) + 1)
+                futures += self._grow_ahead(state, force=True)
         _, late = wait(futures, timeout=timeout)
         if late:
             raise TimeoutError(f"Agent.warm_up: {len(late)} compilations did not finish within {timeout} s.")
