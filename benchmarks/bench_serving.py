@@ -330,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     configurations = [(kind, propensity) for kind in args.kinds for propensity in (False, True)]
     with tempfile.TemporaryDirectory(prefix="bench-serving-") as folder:
         for kind, propensity in tqdm(configurations, desc="configurations", file=sys.stderr):
-            rows = decisions if args.warm_rows and kind == "contextual" else None
-            server = Server(kind, propensity, args.seed, env, folder, rows)
+            buffer_rows = decisions if args.warm_rows and kind == "contextual" else None
+            server = Server(kind, propensity, args.seed, env, folder, buffer_rows)
             try:
                 result = drive(server, kind, decisions, args.seed, features.get(kind))
             finally:
