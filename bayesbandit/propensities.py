@@ -175,11 +175,11 @@ def _exact_propensity(policy: Any, state: Any, arms: Any, action: Any) -> Propen
     return Propensity(float(probabilities[int(action)]), 0.0, True)
 
 
-def _hits(policy: Any, draws: np.ndarray, action: Any) -> np.ndarray:
-    """Which of ``draws`` equal ``action`` (for a super arm: the same set of lifted indices)."""
+def _hits(policy: Any, draws: Any, action: Any) -> Any:
+    """Which of ``draws`` equal ``action`` (for a super arm: the same set of lifted indices); traceable."""
     if isinstance(policy, Combinatorial):
-        return np.all(np.sort(draws, axis=-1) == np.sort(np.asarray(action)), axis=-1)
-    return draws.reshape(draws.shape[0]) == np.asarray(action)
+        return jnp.all(jnp.sort(draws, axis=-1) == jnp.sort(jnp.asarray(action)), axis=-1)
+    return jnp.reshape(draws, (draws.shape[0],)) == jnp.asarray(action)
 
 
 def logged_propensity(

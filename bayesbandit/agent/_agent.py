@@ -67,6 +67,12 @@ class _NotGiven:
 _LOG_NOT_GIVEN: Any = _NotGiven()
 
 
+def _finite(state: Any) -> bool:
+    """Whether every float leaf of a policy state is finite."""
+    leaves = [np.asarray(x) for x in jax.tree.leaves(state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+    return all(np.isfinite(x).all() for x in leaves)
+
+
 class Agent:
     """Interactive bandit agent over any policy.
 
@@ -649,8 +655,7 @@ class Agent:
                 row = int(np.argmin(converged.reshape(count, -1).all(axis=1)))
                 failed, where = jax.tree.map(lambda leaf: leaf[row], info), f"in row {row}"
             if self._kind == "jax":
-                leaves = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
-                if not all(np.isfinite(x).all() for x in leaves):
+                if not _finite(new_state):
                     raise NotConverged(f"the update {where} made the policy state non-finite; " + _UNCHANGED)
             self._failed_updates += 1
             if self._explains:
@@ -837,8 +842,7 @@ class Agent:
                 args = (self._state, np.float64(gamma))
                 new_state = self._engine.run_if_ready(("discount",), *args)
                 if new_state is not None:
-                    floats = [np.asarray(x) for x in jax.tree.leaves(new_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
-                    if not all(np.isfinite(x).all() for x in floats):
+                    if not _finite(new_state):
                         raise NotConverged(f"decay({gamma!r}) made the policy state non-finite; " + _UNCHANGED)
                     self._state = new_state
                     if log and self._log is not None:

@@ -38,7 +38,7 @@ import numpy as np
 from bayesbandit._compile import TRACE_LOCK, per_policy
 from bayesbandit.agent._explore import Explore
 from bayesbandit.contract import Combinatorial, Discounts, ExactLaw, policy_kind
-from bayesbandit.propensities import logged_propensity
+from bayesbandit.propensities import _hits, logged_propensity
 
 __all__ = ["CompiledEngine", "HostEngine", "draw_data", "draw_key", "engine_for", "to_host"]
 
@@ -85,13 +85,6 @@ def _select(policy: Any, explore: Explore, state: Any, arms: Any, key: Any, draw
     return _choose(policy, explore, state, arms, draw_key(key, draw), _number(draw), design)
 
 
-def _same(policy: Any, actions: Any, action: Any) -> Any:
-    """Which of ``actions`` equal ``action`` (for a super arm: the same set of lifted indices)."""
-    if isinstance(policy, Combinatorial):
-        return jnp.all(jnp.sort(actions, axis=-1) == jnp.sort(action), axis=-1)
-    return actions == action
-
-
 def _select_logged(
     policy: Any, explore: Explore, samples: int, state: Any, arms: Any, key: Any, draw: Any, design: Any
 ) -> Any:
@@ -103,7 +96,7 @@ def _select_logged(
         return action, info, (law[action], jnp.zeros((), law.dtype))
     keys = jax.random.split(jax.random.fold_in(own, _PROPENSITY_STREAM), samples - 1)
     others, _ = jax.vmap(lambda k: _choose(policy, explore, state, arms, k, number, design))(keys)
-    value = (1.0 + jnp.sum(_same(policy, others, action))) / samples
+    value = (1.0 + jnp.sum(_hits(policy, others, action))) / samples
     return action, info, (value, jnp.sqrt(value * (1.0 - value) / samples))
 
 
@@ -114,22 +107,21 @@ def _select_many(policy: Any, explore: Explore, n: int, state: Any, arms: Any, k
     the ``G`` the next one sees, as decisions one at a time would.
     """
     keys = jax.random.split(draw_key(key, draw), n)
-    numbers = _number(draw) + jnp.arange(n, dtype=jnp.uint32)
-    plain = functools.partial(_choose, policy, Explore("none", 0), state, arms)
-    actions, info = jax.vmap(plain, in_axes=(0, 0, None))(keys, numbers, design)
+    actions, info = jax.vmap(policy.select, in_axes=(None, None, 0))(state, arms, keys)
     if explore.rule == "none":
         return actions, info
+    numbers = _number(draw) + jnp.arange(n, dtype=jnp.uint32)
 
     def step(gram: Any, row: Any) -> tuple[Any, Any]:
         key, number, action = row
-        action, exploring = explore.choose(key, arms, number, gram if explore.rule == "design" else design, action)
+        action, exploring = explore.choose(key, arms, number, gram, action)
         x = arms[action]
         return gram + jnp.where(exploring, jnp.outer(x, x), 0.0), (action, exploring)
 
     def explored() -> tuple[Any, Any]:
-        gram = design if explore.rule == "design" else jnp.zeros((arms.shape[1],) * 2, arms.dtype)
-        _, chosen = jax.lax.scan(step, gram, (keys, numbers, actions))
-        return chosen
+        if explore.rule == "design":  # each sees the arms the ones before it chose
+            return jax.lax.scan(step, design, (keys, numbers, actions))[1]
+        return jax.vmap(lambda k, m, a: explore.choose(k, arms, m, design, a))(keys, numbers, actions)
 
     # past the exploration decisions the batch skips the rule
     actions, exploring = jax.lax.cond(explore.exploring(_number(draw)), explored, lambda: (actions, jnp.zeros(n, bool)))
