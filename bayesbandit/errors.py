@@ -2,7 +2,8 @@
 
 Every exception derives from :class:`BayesBanditError`, and each also subclasses the builtin a
 caller would naturally catch (``ValueError`` for bad input, ``RuntimeError`` for a numerical
-failure), as scikit-learn's ``NotFittedError`` does.
+failure), as scikit-learn's ``NotFittedError`` does. The one warning class,
+:class:`PosteriorQualityWarning`, is a ``UserWarning``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "ConfigurationError",
     "ProcessError",
     "IncompleteGrid",
+    "PosteriorQualityWarning",
 ]
 
 
@@ -96,3 +98,15 @@ class IncompleteGrid(BayesBanditError, RuntimeError):
     def __init__(self, message: str, missing: tuple = ()) -> None:
         super().__init__(message)
         self.missing = missing
+
+
+class PosteriorQualityWarning(UserWarning):
+    """The Laplace posterior a policy samples from is far from the exact posterior of its program.
+
+    Emitted by :class:`~bayesbandit.Agent`'s posterior checks (:meth:`bayesbandit.Agent.health`)
+    when the Pareto ``k_hat`` of importance sampling the exact posterior with the Laplace draws
+    exceeds 0.7 (:func:`bayesbandit.inference.laplace_psis`; Yao et al. 2018), once each time it
+    crosses 0.7 from below, not at every check. It is a warning, not an error: the agent goes on
+    serving. It is emitted on the agent's check thread, not in a request: route it to a service's
+    logs with ``logging.captureWarnings(True)``, and read the latest grade with ``agent.health()``.
+    """

@@ -158,6 +158,12 @@ def fmt_pm(x) -> str:
     return f"{m:.1f} ± {s:.1f}"
 
 
+def fmt_paired(diff) -> str:
+    """A paired difference: ``mean ± standard error (z = mean / se)``."""
+    m, s = mean_se(diff)
+    return f"{m:+.1f} ± {s:.1f} (z = {m / s if s > 0 else 0.0:+.2f})"
+
+
 # ----------------------------------------------------------------------------- output
 def _version(name: str) -> str:
     try:

@@ -46,7 +46,7 @@ bb.runtime.enable_x64()
 if not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks._common import machine_info, md_table, write_results  # noqa: E402
+from benchmarks._common import fmt_paired, fmt_pm, machine_info, md_table, write_results  # noqa: E402
 
 K, HORIZON, PRIOR_SCALE, EXACT_STEPS, CAPS = 100, 50_000, 100.0, 1_000, (10, 20, 50)
 
@@ -101,15 +101,13 @@ def regret_study(dims: tuple[int, ...], runs: int, horizon: int, seed: int = 0) 
         ds = bb.simulate(pols, env, horizon, runs=runs, seed=seed, progress=True)
         final = np.asarray(bb.sim.cumulative_regret(ds).isel(round=-1).values)  # (policy, run)
         capped = np.asarray(ds["not_converged"].mean("run").values)
-        diff = final[0] - final[1]
-        se = diff.std(ddof=1) / np.sqrt(runs)
         rows.append(
             [
                 d,
                 f"{a:.2f}",
-                f"{final[0].mean():.1f} ± {final[0].std(ddof=1) / np.sqrt(runs):.1f}",
-                f"{final[1].mean():.1f} ± {final[1].std(ddof=1) / np.sqrt(runs):.1f}",
-                f"{diff.mean():+.1f} ± {se:.1f} (z = {diff.mean() / se if se > 0 else 0.0:+.2f})",
+                fmt_pm(final[0]),
+                fmt_pm(final[1]),
+                fmt_paired(final[0] - final[1]),
                 f"{capped[0]:,.0f} / {capped[1]:,.0f}",
                 f"{float(ds['run_time'][0]):.0f} / {float(ds['run_time'][1]):.0f}",
             ]

@@ -80,11 +80,11 @@ def policies(d: int, horizon: int, prior_scale: float = PRIOR_SCALE) -> dict[str
         "GLM-TSL (theory)": (GLMTSL(model, a=a_tsl), f"a={a_tsl:.2f}", "-"),
         "GLM-TSL (practical)": (GLMTSL(model, a=1.0), "a=1", ":"),
         "GLM-FPL (theory)": (
-            GLMFPL(model, a=a_fpl, solver=DenseNewton(max_steps=FPL_THEORY_MAX_STEPS)),
+            GLMFPL(model, a=a_fpl, noise="paper", solver=DenseNewton(max_steps=FPL_THEORY_MAX_STEPS)),
             f"a={a_fpl:.2f}",
             "-",
         ),
-        "GLM-FPL (practical)": (GLMFPL(model, a=0.5), "a=0.5", ":"),
+        "GLM-FPL (practical)": (GLMFPL(model, a=0.5, noise="paper"), "a=0.5", ":"),
         "GLM-UCB (theory)": (GLMUCB(model, rho=rho), f"rho={rho:.1f}", "-"),
         "GLM-UCB (practical)": (GLMUCB(model, rho=0.5), "rho=0.5", ":"),
         "UCB-GLM (theory)": (UCBGLM(model, alpha=alpha), f"alpha={alpha:.2f}", "-"),

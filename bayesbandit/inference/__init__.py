@@ -10,6 +10,7 @@ module                 job
 ``newton``             damped, warm-started Newton's method
 ``solvers``            the solver slot of model-based policies: Newton or Optax steps
 ``posteriors``         :func:`map_estimate`, :func:`laplace`, :func:`perturbed_map`
+``psis``               :func:`laplace_psis`: is the Laplace approximation good? (Pareto k-hat)
 ``online_laplace``     the online Laplace update by one GLM row, a root in one dimension
 ``fingerprint``        what a bound program computes, as a hash (checkpoints record it)
 ``glm_program``        the GLM reward program (the model zoo's GLMs, the default head)
@@ -21,11 +22,13 @@ from bayesbandit.inference.posteriors import (
     Laplace,
     laplace,
     map_estimate,
+    perturb_prior,
     perturb_rewards,
     perturb_weights,
     perturbed_map,
 )
 from bayesbandit.inference.potential import BoundModel, bind
+from bayesbandit.inference.psis import LaplacePSIS, laplace_psis, resampled_draws
 from bayesbandit.inference.solvers import DenseNewton, FirstOrder, FirstOrderFit, FirstOrderInfo, NewtonFit, Solver
 
 __all__ = [
@@ -43,7 +46,11 @@ __all__ = [
     "map_estimate",
     "Laplace",
     "laplace",
+    "perturb_prior",
     "perturb_rewards",
     "perturb_weights",
     "perturbed_map",
+    "LaplacePSIS",
+    "laplace_psis",
+    "resampled_draws",
 ]

@@ -4,10 +4,11 @@
   (:func:`bayesbandit.inference.newton_minimize`), with the Hessian's factor at it;
 * :func:`laplace`: the Gaussian ``N(MAP, H^{-1})`` that GLM-TSL samples from (Kveton et al.
   2020, eqs. 4-5);
-* :func:`perturbed_map`: the MAP of a history whose rewards carry fresh Gaussian noise, the
-  GLM-FPL estimate (eq. 6), with :func:`perturb_rewards` for weighted (compressed) histories;
-  for a likelihood not affine in the reward, the MAP under random bootstrap weights
-  (:func:`perturb_weights`).
+* :func:`perturbed_map`: the MAP of a randomly perturbed prior and history, one GLM-FPL draw:
+  the prior anchored at a prior draw (:func:`perturb_prior`) and rewards with fresh Gaussian
+  noise of the reward's variance (:func:`perturb_rewards`, for weighted histories too), or the
+  paper's constant noise (eq. 6); for a likelihood not affine in the reward, random bootstrap
+  weights (:func:`perturb_weights`).
 
 All need float64 (:mod:`bayesbandit.precision`) and compile once per (model, shapes).
 """
@@ -15,7 +16,7 @@ All need float64 (:mod:`bayesbandit.precision`) and compile once per (model, sha
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +26,7 @@ from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._linalg import cho_solve
 from bayesbandit._typing import Array, ArrayLike, Model, PRNGKey
 from bayesbandit.errors import InvalidInput, ModelSpecError
+from bayesbandit.inference.linear_predictor import Derivatives, fast_derivatives, generic_derivatives
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton_minimize
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.precision import require_x64
@@ -34,11 +36,14 @@ __all__ = [
     "map_estimate",
     "Laplace",
     "laplace",
+    "perturb_prior",
     "perturb_rewards",
     "perturb_weights",
     "perturb_history",
+    "PerturbedProblem",
     "resolve_perturbation",
     "PERTURBATIONS",
+    "NOISES",
     "perturbed_map",
 ]
 
@@ -132,17 +137,31 @@ def _data(
 
 @partial(jax.jit, static_argnums=(0, 5))
 def _map_jit(
-    bound: BoundModel, x: Array, y: Array, w: Array, theta0: Array, max_steps: int, tol: Array
+    bound: BoundModel,
+    x: Array,
+    y: Array,
+    w: Array,
+    theta0: Array,
+    max_steps: int,
+    tol: Array,
+    prior_shift: Array | None = None,
 ) -> NewtonResult:
     """Compiled once per (model, shapes, max_steps): eager callers do not retrace Newton's loop.
 
     Derivatives through the linear predictor when the program has one (the GLM fast path)."""
+    derivatives: Derivatives | None = None
+    if prior_shift is None:
+        derivatives = bound.potential_derivatives(x, y, w)
+    else:
+        shifted = generic_derivatives(lambda t: bound.prior_potential(t - prior_shift))
+        if bound.linear_predictor is not None:
+            derivatives = fast_derivatives(bound, x, y, w, prior=shifted)
     return newton_minimize(
-        lambda t: bound.potential(t, x, y, w),
+        lambda t: bound.potential(t, x, y, w, prior_shift=prior_shift),
         theta0,
         max_steps=max_steps,
         tol=tol,
-        derivatives=bound.potential_derivatives(x, y, w),
+        derivatives=derivatives,
     )
 
 
@@ -229,8 +248,8 @@ def perturb_rewards(key: PRNGKey, y: Array, w: Array, a: ArrayLike) -> Array:
     key : PRNGKey
     y : array, shape (n,)
     w : array, shape (n,)
-    a : float
-        Perturbation scale.
+    a : float or array of shape (n,)
+        Perturbation scale of one observation (per row when an array).
     """
     xi = jax.random.normal(key, y.shape, dtype=y.dtype)
     return jnp.where(w > 0, y + a * xi / jnp.sqrt(jnp.where(w > 0, w, 1.0)), y)
@@ -264,8 +283,27 @@ def perturb_weights(key: PRNGKey, w: Array, s: ArrayLike) -> Array:
     return jnp.where(w > 0, jnp.where(random, draw, w), 0.0)
 
 
+def perturb_prior(key: PRNGKey, bound: BoundModel, *, a: ArrayLike = 1.0, dtype: Any = None) -> Array:
+    """The translation ``delta = a (theta_0 - m)`` that anchors the prior at a scaled prior draw.
+
+    ``theta_0`` is a draw of the unconstrained parameters from the program's prior
+    (:meth:`~bayesbandit.inference.BoundModel.sample_prior`) and ``m`` the prior median
+    (:meth:`~bayesbandit.inference.BoundModel.init_theta`). The perturbed prior term is
+    ``P(theta - delta)`` (``prior_shift`` of :meth:`~bayesbandit.inference.BoundModel.potential`):
+    for a Gaussian prior ``N(m, S)`` and ``a = 1`` it is ``N(theta_0, S)``, the randomised prior
+    of Osband et al. (2018), whose MAP with no data is a prior draw; for any prior, a parameter no
+    observation reaches keeps the spread of the prior's draws.
+    """
+    dtype = dtype or jnp.result_type(float)
+    return jnp.asarray(a, dtype) * (bound.sample_prior(key, dtype) - bound.init_theta(dtype))
+
+
 PERTURBATIONS = ("auto", "rewards", "weights")
 """The values of ``perturbation``: perturb the rewards, the observations' weights, or choose by the program (``"auto"``)."""
+
+NOISES = ("posterior", "paper")
+"""The values of GLM-FPL's ``noise``: perturbations scaled to the posterior (prior anchored at a draw,
+reward noise of the reward's variance), or Kveton et al.'s eq. 6 (constant reward noise, fixed prior)."""
 
 
 def resolve_perturbation(bound: BoundModel, perturbation: str, owner: str) -> str:
@@ -299,14 +337,44 @@ def resolve_perturbation(bound: BoundModel, perturbation: str, owner: str) -> st
     return perturbation
 
 
+class PerturbedProblem(NamedTuple):
+    """What a perturbed-history MAP minimises: ``U(theta; x, y, w)`` with the prior translated by ``prior_shift``."""
+
+    y: Array  # (n,) rewards, perturbed or not
+    w: Array  # (n,) weights, perturbed or not
+    prior_shift: Array | None  # (p,) the prior's translation; None: the prior as written
+
+
 def perturb_history(
-    key: PRNGKey, y: Array, w: Array, *, perturbation: str, a: ArrayLike, weight_sd: ArrayLike
-) -> tuple[Array, Array]:
-    """The perturbed history ``(y, w)``: rewards plus noise of scale ``a`` (:func:`perturb_rewards`), or
-    random weights of standard deviation ``weight_sd`` (:func:`perturb_weights`); ``perturbation`` is resolved."""
-    if perturbation == "rewards":
-        return perturb_rewards(key, y, w, a), w
-    return y, perturb_weights(key, w, weight_sd)
+    key: PRNGKey,
+    bound: BoundModel,
+    x: Array,
+    y: Array,
+    w: Array,
+    center: Array,
+    *,
+    perturbation: str,
+    noise: str,
+    a: ArrayLike,
+    weight_sd: ArrayLike,
+) -> PerturbedProblem:
+    """The perturbed problem of GLM-FPL (:class:`bayesbandit.GLMFPL` derives it); ``perturbation`` is resolved.
+
+    * ``noise="posterior"``: the prior translated by :func:`perturb_prior` (scale ``a``), and either
+      the rewards perturbed by ``N(0, a^2 Var[Y | x_l, center])`` per observation
+      (:meth:`~bayesbandit.inference.BoundModel.reward_variance` at ``center``, the current fit;
+      :func:`perturb_rewards`) or the weights by :func:`perturb_weights` (``weight_sd``).
+    * ``noise="paper"``: Kveton et al.'s eq. 6, rewards plus ``N(0, a^2)`` (or the weights as
+      above) under the prior as written; ``key`` is used as it is.
+    """
+    shift = None
+    if noise == "posterior":
+        key_prior, key = jax.random.split(key)
+        shift = perturb_prior(key_prior, bound, a=a, dtype=x.dtype)
+    if perturbation == "weights":
+        return PerturbedProblem(y, perturb_weights(key, w, weight_sd), shift)
+    scale = a if noise == "paper" else a * jnp.sqrt(bound.reward_variance(center, x))
+    return PerturbedProblem(perturb_rewards(key, y, w, scale), w, shift)
 
 
 def perturbed_map(
@@ -317,25 +385,29 @@ def perturbed_map(
     w: ArrayLike | None = None,
     *,
     a: ArrayLike = 1.0,
+    noise: str = "posterior",
     perturbation: str = "auto",
     weight_sd: ArrayLike = 1.0,
     init: ArrayLike | None = None,
     max_steps: int = 50,
     tol: float = 1e-12,
 ) -> NewtonResult:
-    """MAP estimate of a randomly perturbed history: the GLM-FPL estimate.
-
-    Rewards perturbed with fresh ``N(0, a^2)`` noise per observation (Kveton et al. 2020, eq. 6),
+    """MAP estimate of a randomly perturbed history and prior: one GLM-FPL draw.
 
     .. math::
 
-        \\tilde\\theta = \\arg\\min_\\theta U(\\theta; x, y + Z, w), \\qquad Z_\\ell \\sim N(0, a^2),
+        \\tilde\\theta = \\arg\\min_\\theta\\; P(\\theta - \\delta)
+            - \\sum_\\ell \\tilde w_\\ell \\log p(\\tilde y_\\ell \\mid x_\\ell, \\theta),
 
-    for a likelihood affine in the reward: the perturbed rewards leave the likelihood's support
-    (they are real numbers) and are not clipped, and the potential stays exact there (see
-    :mod:`bayesbandit.inference.potential`). For any other likelihood the weights are perturbed
-    instead, ``argmin U(theta; x, y, w~)`` with :func:`perturb_weights` (standard deviation
-    ``weight_sd`` per observation): the rewards stay in the support. ``perturbation`` chooses
+    with the perturbations of :func:`perturb_history` (:class:`bayesbandit.GLMFPL` derives why
+    they make ``tilde theta`` an approximate posterior draw): with ``noise="posterior"``, the prior
+    anchored at a scaled prior draw (``delta``, :func:`perturb_prior`) and rewards plus
+    ``N(0, a^2 Var[Y | x_l, theta_c])`` noise; with ``noise="paper"``, Kveton et al.'s eq. 6,
+    ``delta = 0`` and rewards plus ``N(0, a^2)``. Perturbed rewards are real numbers outside the
+    likelihood's support and are not clipped: the potential stays exact there for a likelihood
+    affine in the reward (:mod:`bayesbandit.inference.potential`). For any other likelihood the
+    weights are perturbed instead (:func:`perturb_weights`, standard deviation ``weight_sd`` per
+    observation) and the rewards stay in the support; ``perturbation`` chooses
     (:func:`resolve_perturbation`).
 
     Parameters
@@ -347,11 +419,17 @@ def perturbed_map(
     y : array, shape (n,)
     w : array, shape (n,), optional
     a : float
-        Reward perturbation scale (``a = 0`` is follow-the-leader).
+        Perturbation scale: relative to the posterior's with ``noise="posterior"`` (``a = 1``),
+        the reward noise's standard deviation with ``noise="paper"``; ``a = 0`` is
+        follow-the-leader.
+    noise : {"posterior", "paper"}
     perturbation : {"auto", "rewards", "weights"}
     weight_sd : float
         Standard deviation of one observation's bootstrap weight (``1``: the Bayesian bootstrap).
-    init, max_steps, tol : see :func:`bayesbandit.map_estimate`.
+    init : array, shape (p,), optional
+        The warm start, and ``theta_c``, where the reward variance is taken; default: the MAP of
+        the unperturbed history.
+    max_steps, tol : see :func:`bayesbandit.map_estimate`.
 
     Returns
     -------
@@ -359,10 +437,15 @@ def perturbed_map(
     """
     check_key("perturbed_map", key)  # first, as in JAX: perturbed_map(key, model, x, y, w, a=...)
     check_choice("perturbed_map", "perturbation", perturbation, PERTURBATIONS)
+    check_choice("perturbed_map", "noise", noise, NOISES)
     require_x64("perturbed_map")
     x, y, w = _data(model, x, y, w, "perturbed_map", in_hull=True)
     bound = bound_for(model, tuple(x.shape[1:]))
-    theta0 = bound.init_theta(x.dtype) if init is None else jnp.asarray(init, dtype=x.dtype)
+    tol_ = jnp.asarray(tol, x.dtype)
+    if init is None:
+        theta0 = _map_jit(bound, x, y, w, bound.init_theta(x.dtype), max_steps, tol_).theta
+    else:
+        theta0 = jnp.asarray(init, dtype=x.dtype)
     kind = resolve_perturbation(bound, perturbation, "perturbed_map")
-    y_tilde, w_tilde = perturb_history(key, y, w, perturbation=kind, a=a, weight_sd=weight_sd)
-    return _map_jit(bound, x, y_tilde, w_tilde, theta0, max_steps, jnp.asarray(tol, x.dtype))
+    problem = perturb_history(key, bound, x, y, w, theta0, perturbation=kind, noise=noise, a=a, weight_sd=weight_sd)
+    return _map_jit(bound, x, problem.y, problem.w, theta0, max_steps, tol_, problem.prior_shift)

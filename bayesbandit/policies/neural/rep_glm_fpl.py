@@ -29,7 +29,8 @@ class RepGLMFPL(NeuralLinear):
     on the embedded history (eq. 6 of the paper, over the 51-dimensional features of a
     50-unit network), the network frozen (see ``bayesbandit.policies.neural._neural_linear``).
     The paper gives neither ``a`` for this stage nor a grid for ``m`` (``1%`` to ``20%`` of
-    ``n``); ``a = 0.5`` is its practical GLM-FPL value.
+    ``n``); ``a = 0.5`` is its practical GLM-FPL value, with the paper's constant reward noise
+    (``GLMFPL(noise="paper")``).
 
     Parameters
     ----------
@@ -58,4 +59,4 @@ class RepGLMFPL(NeuralLinear):
 
     def head(self) -> GLMFPL:
         """GLM-FPL with scale ``a`` on the embedding, no initial exploration of its own."""
-        return GLMFPL(self.head_program(), a=self.a, num_explore=0)
+        return GLMFPL(self.head_program(), a=self.a, noise="paper", num_explore=0)
