@@ -77,9 +77,9 @@ class _ProgramBandit:
 def run_snapshots(
     policy: Any,
     arms: Any,
+    *,
     theta_true: Any = None,
     rounds: Sequence[int] = (10, 100),
-    *,
     reward_fn: RewardFn | None = None,
     seed: int = 0,
 ) -> tuple[bb.inference.BoundModel, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
@@ -98,8 +98,9 @@ def run_snapshots(
         The fixed arm set.
     theta_true : array, shape (p,), optional
         True flat *unconstrained* parameters of the policy's model (for the zoo GLMs, ``theta``
-        itself). Rewards are drawn from the program's observed site at them. Needed unless
-        ``reward_fn`` is given.
+        itself; for a program with constrained sites, :func:`flat_parameters` turns the site values
+        ``{"beta": [...], "tau": 0.5}`` into this vector). Rewards are drawn from the program's
+        observed site at them. Needed unless ``reward_fn`` is given.
     rounds : sequence of int
         Numbers of observations after which to snapshot (positive, any order).
     reward_fn : callable, optional
@@ -112,6 +113,22 @@ def run_snapshots(
         The policy's model bound to ``d`` features.
     snapshots : dict of int to (x, y, w)
         ``policy.posterior_rows(state)`` after each chosen round, as NumPy arrays.
+
+    Raises
+    ------
+    InvalidInput
+        If ``rounds`` holds a non-positive round, ``policy`` is not model-based, or neither
+        ``theta_true`` (of shape ``(p,)``) nor ``reward_fn`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np, bayesbandit as bb
+    >>> from bayesbandit.models import logistic
+    >>> bb.runtime.enable_x64()
+    >>> arms = np.random.default_rng(0).uniform(-1, 1, (5, 2))
+    >>> bound, snaps = run_snapshots(bb.GLMTSL(logistic()), arms, theta_true=np.array([1.0, -1.0]), rounds=[3, 8])
+    >>> sorted(snaps), float(snaps[8][2].sum())  # rounds, and observations in the last history
+    ([3, 8], 8.0)
     """
     arms = jnp.asarray(check_arms(arms, unchanged=None))
     rounds = sorted({int(r) for r in rounds})
@@ -166,7 +183,7 @@ def along_run(
 ) -> pd.DataFrame:
     """Distances of the approximate posteriors to NUTS at chosen rounds of one bandit run.
 
-    Runs ``policy`` for ``max(rounds)`` rounds on ``arms`` (see ``run_snapshots``) and, at
+    Runs ``policy`` for ``max(rounds)`` rounds on ``arms`` (:func:`run_snapshots`) and, at
     each chosen round ``t``, calls :func:`compare` on the policy's history after ``t``
     observations: the posterior the policy itself samples from (GLM-TSL: Laplace; GLM-FPL: the
     perturbed MAP), against NUTS on the same weighted rows.
@@ -174,12 +191,12 @@ def along_run(
     Parameters
     ----------
     policy, arms, theta_true, rounds, reward_fn, seed
-        See ``run_snapshots``.
+        See :func:`run_snapshots`; :func:`flat_parameters` writes ``theta_true`` from site values.
     methods : sequence of str
         Passed to :func:`compare` (must include ``"nuts"`` for distances).
     fpl_a : float, optional
-        FPL perturbation scale; defaults to the policy's ``a`` for ``GLMFPL``, else 0.5 (see
-        :func:`compare`).
+        FPL perturbation scale; defaults to the policy's ``a`` for ``GLMFPL``, else 1 (see
+        :func:`compare`; the policy's ``noise`` is used too).
     **compare_kwargs
         ``num_draws``, ``num_warmup``, ``num_chains``, ``thresholds``... for :func:`compare`.
 
@@ -200,11 +217,14 @@ def along_run(
     >>> df = along_run(bb.GLMTSL(logistic()), arms, theta_true=np.ones(3), rounds=[20, 200])  # doctest: +SKIP
     """
     if fpl_a is None:
-        fpl_a = float(policy.a) if isinstance(policy, bb.GLMFPL) else 0.5
-    bound, snapshots = run_snapshots(policy, arms, theta_true, rounds, reward_fn=reward_fn, seed=seed)
+        fpl_a = float(policy.a) if isinstance(policy, bb.GLMFPL) else 1.0
+    fpl_noise = policy.noise if isinstance(policy, bb.GLMFPL) else "posterior"
+    bound, snapshots = run_snapshots(policy, arms, theta_true=theta_true, rounds=rounds, reward_fn=reward_fn, seed=seed)
     records = []
     for i, (t, (x, y, w)) in enumerate(sorted(snapshots.items())):
-        comp = compare(bound, x, y, w, methods=methods, fpl_a=fpl_a, seed=seed + i, **compare_kwargs)
+        comp = compare(
+            bound, x, y, w, methods=methods, fpl_a=fpl_a, fpl_noise=fpl_noise, seed=seed + i, **compare_kwargs
+        )
         for method, row in comp.table.iterrows():
             records.append(
                 {

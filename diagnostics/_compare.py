@@ -12,6 +12,7 @@ import pandas as pd
 
 import bayesbandit as bb
 from bayesbandit.errors import InvalidInput
+from bayesbandit.inference.posteriors import NOISES
 from bayesbandit.validation import check_choice, check_int, check_scalar, support_hull
 
 from ._arviz import az
@@ -75,7 +76,10 @@ class Comparison:
     idata : dict of str to arviz.InferenceData
         Per method: ``posterior`` (the program's latent sites, constrained, dims
         ``("chain", "draw", ...)``), ``unconstrained_posterior`` (same sites, unconstrained) and,
-        for NUTS, ``sample_stats`` (``diverging``, ``energy``, ``acceptance_rate``...).
+        for NUTS, ``sample_stats`` (``diverging``, ``energy``, ``acceptance_rate``...). The
+        independent draws of Laplace and FPL are split into 4 chains
+        (:func:`to_inference_data` with ``independent=True``), so ``arviz.summary`` gives them an
+        R-hat near 1 and an ESS near ``num_draws``.
     table : pandas.DataFrame
         One row per approximation (index ``method``), columns ``kl``, ``w1_max``,
         ``coverage90``, ``mean_shift_max``, ``sd_ratio_min``, ``sd_ratio_max``, ``poor``,
@@ -96,7 +100,8 @@ class Comparison:
     flags : list of str
         Plain-language warnings; empty when all is well.
     draws : dict of str to array, shape (chain, draw, p)
-        Flat unconstrained draws per method (what the distances are computed on).
+        Flat unconstrained draws per method (what the distances are computed on; one chain for
+        Laplace and FPL).
     param_names : list of str
         Labels of the ``p`` flat unconstrained parameters.
     thresholds : Thresholds
@@ -255,7 +260,7 @@ def _check_support(bound: bb.inference.BoundModel, y: np.ndarray, w: np.ndarray)
 
 
 def _check_settings(
-    methods, num_draws, fpl_a, num_warmup, num_chains, seed, chain_method, thresholds
+    methods, num_draws, fpl_a, fpl_noise, num_warmup, num_chains, seed, chain_method, thresholds
 ) -> tuple[tuple[str, ...], int, int, int, int]:
     """The settings of :func:`compare`, checked: ``(methods, num_draws, num_warmup, num_chains, seed)``."""
     if isinstance(methods, str):
@@ -280,6 +285,7 @@ def _check_settings(
     num_warmup = check_int("compare", "num_warmup", num_warmup, low=0)
     num_chains = check_int("compare", "num_chains", num_chains, low=1)
     check_scalar("compare", "fpl_a", fpl_a, low=0.0, high_open=True)
+    check_choice("compare", "fpl_noise", fpl_noise, NOISES)
     seed = check_int("compare", "seed", seed, low=0, high=2**32 - 1)
     check_choice("compare", "chain_method", chain_method, ("sequential", "vectorized", "parallel"))
     if thresholds is not None and not isinstance(thresholds, Thresholds):
@@ -410,7 +416,8 @@ def compare(
     *,
     methods: Sequence[str] = METHODS,
     num_draws: int = 1000,
-    fpl_a: float = 0.5,
+    fpl_a: float = 1.0,
+    fpl_noise: str = "posterior",
     num_warmup: int = 1000,
     num_chains: int = 4,
     seed: int = 0,
@@ -424,10 +431,11 @@ def compare(
 
     * ``laplace``: ``N(bar theta, H^{-1})``, ``bar theta = argmin U``, ``H = nabla^2 U(bar theta)``;
       ``num_draws`` draws.
-    * ``fpl``: ``num_draws`` perturbed MAPs ``argmin U(theta; y + a xi / sqrt(w))``,
-      ``xi ~ N(0, I)``, ``a = fpl_a``, warm-started at ``bar theta``; for a program that is not a
-      canonical-link GLM, GLM-FPL's random bootstrap weights on the rows instead
-      (:func:`bayesbandit.inference.posteriors.resolve_perturbation`; ``fpl_a`` is then unused).
+    * ``fpl``: ``num_draws`` GLM-FPL draws (:func:`bayesbandit.perturbed_map` with ``a = fpl_a``
+      and ``noise = fpl_noise``: the MAP of a perturbed prior and history), warm-started at
+      ``bar theta``, where the reward variance is taken; for a program that is not a
+      canonical-link GLM, random bootstrap weights on the rows instead of reward noise
+      (:func:`bayesbandit.inference.posteriors.resolve_perturbation`).
     * ``nuts``: ``num_chains`` NUTS chains (dense mass matrix, target acceptance 0.8) of
       ``num_warmup + num_draws`` iterations on ``U``, started at ``bar theta + `` one Laplace draw
       each (dispersed starts let R-hat detect non-mixing), then mapped through
@@ -463,16 +471,13 @@ def compare(
     num_draws : int, >= 2
         Draws per NUTS chain, Laplace sample size and FPL ensemble size.
     fpl_a : float
-        FPL perturbation scale ``a`` (the GLM-FPL hyper-parameter): every reward is perturbed by
-        Gaussian noise of standard deviation ``a`` (``a / sqrt(w_i)`` for a row averaging ``w_i``
-        rewards) before the MAP is refitted. The ensemble's spread matches the posterior only
-        when ``a`` is near the reward noise scale: for Gaussian rewards with noise ``sigma`` (and
-        a Gaussian prior, perturbed too) ``a = sigma`` makes FPL an exact posterior sampler (Lu &
-        Van Roy 2017), and a larger ``a`` inflates the spread roughly by ``a / sigma``. Bernoulli
-        rewards have standard deviation ``sqrt(mu (1 - mu)) <= 0.5``, so the default ``0.5``
-        (GLM-FPL's practical value for logistic models, Kveton et al. 2020, and
-        :class:`bayesbandit.GLMFPL`'s default) is slightly conservative there; ``a = 1`` is
-        about twice too wide. Raise it for noisier rewards (Poisson, Gaussian with large noise).
+        GLM-FPL's perturbation scale ``a`` (:class:`bayesbandit.GLMFPL`): with ``fpl_noise="posterior"``
+        relative to the posterior's (``1``, the default as in ``GLMFPL``: draws of the posterior's
+        width; the derivation is in ``GLMFPL``'s docstring), with ``fpl_noise="paper"`` the reward
+        noise's standard deviation (Kveton et al.'s practical ``0.5`` for logistic rewards).
+    fpl_noise : {"posterior", "paper"}
+        GLM-FPL's ``noise``: the prior anchored at a prior draw and reward noise of the reward's
+        variance, or the paper's constant reward noise under a fixed prior.
     num_warmup, num_chains : int
         NUTS warm-up iterations per chain and number of chains.
     seed : int
@@ -501,9 +506,10 @@ def compare(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np, bayesbandit as bb
     >>> from bayesbandit.models import logistic
     >>> from bayesbandit.diagnostics import compare
+    >>> bb.runtime.enable_x64()
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=(200, 2)); y = (rng.random(200) < 1 / (1 + np.exp(-x @ [1.0, -1.0]))).astype(float)
     >>> c = compare(logistic(), x, y, num_draws=200, num_warmup=200, num_chains=2)
@@ -511,7 +517,7 @@ def compare(
     (['laplace', 'fpl'], ('chain', 'draw', 'theta_dim_0'))
     """
     methods, num_draws, num_warmup, num_chains, seed = _check_settings(
-        methods, num_draws, fpl_a, num_warmup, num_chains, seed, chain_method, thresholds
+        methods, num_draws, fpl_a, fpl_noise, num_warmup, num_chains, seed, chain_method, thresholds
     )
     thresholds = thresholds or Thresholds()
     x_np, y_np, w_np = _check_arrays(x, y, w)
@@ -526,11 +532,11 @@ def compare(
     if "laplace" in methods:
         fits["laplace"] = laplace_fit
     if "fpl" in methods:
-        fits["fpl"] = fit_fpl(bound, x, y, w, keys[_KEY_INDEX["fpl"]], num_draws=num_draws, a=fpl_a, init=post.mean)
+        fits["fpl"] = fit_fpl(
+            bound, x, y, w, keys[_KEY_INDEX["fpl"]], num_draws=num_draws, a=fpl_a, noise=fpl_noise, init=post.mean
+        )
     if "nuts" in methods:
-        init = post.sample(keys[_KEY_INDEX["init"]], (num_chains,))
-        if not bool(jnp.all(jnp.isfinite(init))):
-            init = jnp.broadcast_to(post.mean, (num_chains, bound.num_params))
+        init = jnp.asarray(_nuts_starts(laplace_fit, num_chains, keys[_KEY_INDEX["init"]]))
         fits["nuts"] = fit_nuts(
             bound,
             x,
@@ -546,7 +552,9 @@ def compare(
     fits = {m: fits[m] for m in methods}
 
     idata = {
-        m: to_inference_data(bound, f.draws, method=m, sample_stats=f.sample_stats, attrs=_attrs(f))
+        m: to_inference_data(
+            bound, f.draws, method=m, sample_stats=f.sample_stats, attrs=_attrs(f), independent=m != "nuts"
+        )
         for m, f in fits.items()
     }
     ref = fits.get("nuts")
@@ -596,6 +604,21 @@ def compare(
         param_names=names,
         thresholds=thresholds,
     )
+
+
+def _nuts_starts(laplace: MethodFit, num_chains: int, key: jax.Array) -> np.ndarray:
+    """NUTS's starting points: ``bar theta + L z`` with ``L L^T = H^{-1}``, ``z ~ N(0, I)``, one per chain.
+
+    Drawn with NumPy from the Laplace fit's mean and covariance (seeded by ``key``): no program to
+    compile for four draws. The MAP itself for every chain when those draws are not finite.
+    """
+    mean, p = laplace.mean, laplace.mean.shape[0]
+    z = np.random.default_rng(np.asarray(key, dtype=np.uint32)).standard_normal((num_chains, p))
+    try:
+        starts = mean + z @ np.linalg.cholesky(laplace.cov).T
+    except np.linalg.LinAlgError:  # a covariance that is not positive definite (a fit that failed)
+        starts = np.full((num_chains, p), np.nan)
+    return starts if np.all(np.isfinite(starts)) else np.broadcast_to(mean, (num_chains, p))
 
 
 def _attrs(fit: MethodFit) -> dict:

@@ -75,14 +75,13 @@ def fit_fpl(
     *,
     num_draws: int,
     a: float,
+    noise: str,
     init: jax.Array,
 ) -> MethodFit:
     """An ensemble of ``num_draws`` perturbed MAP fits (the GLM-FPL posterior).
 
-    Member ``k`` is ``argmin_theta U(theta; x, y + a xi_k / sqrt(w), w)`` with fresh
-    ``xi_k ~ N(0, I)`` (:func:`bayesbandit.perturbed_map`), warm-started at ``init`` (the MAP); for a
-    program that is not a canonical-link GLM, the MAP under random bootstrap weights instead (what
-    GLM-FPL does: :func:`bayesbandit.inference.posteriors.resolve_perturbation`).
+    Member ``k`` is :func:`bayesbandit.perturbed_map` with its own key, scale ``a`` and ``noise``
+    (GLM-FPL's draw: the prior and the history perturbed), warm-started at ``init`` (the MAP).
     Members are solved with :func:`jax.lax.map` over vmapped batches.
 
     Returns
@@ -93,7 +92,7 @@ def fit_fpl(
     """
     start = time.perf_counter()
     batch = int(max(1, min(num_draws, _FPL_BATCH_ELEMENTS // max(1, x.shape[0] * bound.num_params))))
-    theta, converged = _fpl_fn(bound, num_draws, batch)(x, y, w, key, jnp.asarray(a, x.dtype), init)
+    theta, converged = _fpl_fn(bound, num_draws, batch, noise)(x, y, w, key, jnp.asarray(a, x.dtype), init)
     draws = np.asarray(theta)[None]
     mean, cov = moments(draws[0])
     num_converged = int(np.sum(np.asarray(converged)))
@@ -102,6 +101,7 @@ def fit_fpl(
         "num_converged": num_converged,
         "num_fits": num_draws,
         "a": float(a),
+        "noise": noise,
         "time_s": time.perf_counter() - start,
     }
     return MethodFit("fpl", draws, mean, cov, None, info)
@@ -192,11 +192,11 @@ def _laplace_fn(bound: bb.inference.BoundModel, num_draws: int):
 
 
 @functools.lru_cache(maxsize=64)
-def _fpl_fn(bound: bb.inference.BoundModel, num_draws: int, batch: int):
+def _fpl_fn(bound: bb.inference.BoundModel, num_draws: int, batch: int, noise: str):
     @jax.jit
     def fn(x, y, w, key, a, init):
         def one(k):
-            res = bb.perturbed_map(k, bound, x, y, w, a=a, init=init)
+            res = bb.perturbed_map(k, bound, x, y, w, a=a, noise=noise, init=init)
             return res.theta, res.info.converged
 
         return jax.lax.map(one, jax.random.split(key, num_draws), batch_size=batch)

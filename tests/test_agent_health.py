@@ -85,7 +85,7 @@ def test_a_poor_posterior_warns_once_per_crossing():
     assert all(h.k_hat > 0.7 for h in grades), [h.k_hat for h in grades]
     messages = _poor_warnings(caught)
     assert len(messages) == 1, messages  # three checks above 0.7, one crossing
-    assert "k-hat" in messages[0] and "diagnostics.compare" in messages[0] and "resampled_draws" in messages[0]
+    assert "k-hat" in messages[0] and "diagnostics.compare" in messages[0] and "proposals=" in messages[0]
     assert "POOR" in grades[-1].summary
 
 

@@ -10,7 +10,8 @@ as it was.
 It is a facade over one engine chosen at construction (:mod:`._engine`: compiled programs for a JAX
 policy, the policy's own functions for a host one); the pending decisions live in
 :mod:`._decisions`, the initial exploration in :mod:`._explore`, the decision log in :mod:`._log`,
-the checkpoint schema in :mod:`._persist`. A reloaded agent continues bit-for-bit.
+the checkpoint schema in :mod:`._persist`, the posterior checks in :mod:`._health`. A reloaded agent
+continues bit-for-bit.
 
 Threads. Any number of threads may call every method at once. One lock orders the changes of
 state: each ``update`` (and ``add_arms``, ``remove_arms``, ``decay``) applies to the state the
@@ -23,7 +24,7 @@ program is not compiled yet compiles it first, outside the lock. A host policy's
 place, so its selections run under the lock. ``save`` writes a consistent snapshot taken under the
 lock, and one save at a time, so a later snapshot never lands before an earlier one. The posterior
 checks (:meth:`Agent.health`) run on the agent's own check thread, from a snapshot of the state taken
-under the lock by the update that makes one due; no request waits for them.
+under the lock by the update that makes one due (:mod:`._health`); no request waits for them.
 """
 
 from __future__ import annotations
@@ -35,10 +36,8 @@ import threading
 import time
 import uuid
 import warnings
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from concurrent.futures import wait
 from typing import Any
 
 import jax
@@ -52,17 +51,14 @@ from bayesbandit.agent import _persist
 from bayesbandit.agent._decisions import Decision, DecisionBook, check_decision_id
 from bayesbandit.agent._engine import draw_data, engine_for, to_host
 from bayesbandit.agent._explore import initial_exploration
+from bayesbandit.agent._health import AgentHealth, PosteriorMonitor
 from bayesbandit.agent._log import DecisionLog, decision_arms
 from bayesbandit.contract import Buffered, Catalogued, Combinatorial, Explains, ModelBased, policy_kind
-from bayesbandit.errors import InvalidInput, NotConverged, PosteriorQualityWarning
-from bayesbandit.inference.potential import BoundModel
-from bayesbandit.inference.psis import K_HAT_GOOD, K_HAT_POOR, _laplace_draws, _run_compiled, laplace_psis
-from bayesbandit.inference.solvers import NewtonFit
-from bayesbandit.policies.glm import GLMPolicy
+from bayesbandit.errors import InvalidInput, NotConverged
 from bayesbandit.propensities import DEFAULT_SAMPLES
 from bayesbandit.validation import check_action, check_arms, check_feedback, check_int, check_item_ids, check_scalar
 
-__all__ = ["Agent", "AgentHealth"]
+__all__ = ["Agent"]
 
 _UNCHANGED = "the agent state was not changed."
 
@@ -79,104 +75,6 @@ def _finite(state: Any) -> bool:
     """Whether every float leaf of a policy state is finite."""
     leaves = [np.asarray(x) for x in jax.tree.leaves(state) if jnp.issubdtype(x.dtype, jnp.inexact)]
     return all(np.isfinite(x).all() for x in leaves)
-
-
-_HEALTH_STREAM = 0x4845414C  # folded into the seed key for the posterior checks' draws
-LOCK_IN_WINDOW = 100  # the decisions the lock-in signal looks back on
-LOCK_IN_MIN_DECISIONS = 20  # fewer in the window: no lock-in signal
-LOCK_IN_SHARE = 0.9  # the most chosen arm's share of the window above which the decisions have locked in...
-LOCK_IN_OVERLAP = 0.2  # ...if the posterior still makes another arm the best with at least this probability
-_LOCK_IN_DRAWS = 1000  # Laplace draws of the probability that each arm is best
-
-
-@dataclass(frozen=True)
-class AgentHealth:
-    """How an :class:`Agent` is doing: its failed fits, and whether its posterior can be trusted.
-
-    :meth:`Agent.health` returns it. The posterior fields come from the agent's last posterior
-    check, run every ``health_every`` updates on a background thread from a snapshot of the state
-    (``checked_at``: the update count of that snapshot); they are ``None`` until the first check,
-    with ``health_every=0``, and where the check does not apply.
-
-    Attributes
-    ----------
-    num_updates : int
-        Rewards recorded so far (:attr:`Agent.num_updates`).
-    failed_updates : int
-        Updates whose fit did not converge or was rejected (:attr:`Agent.failed_updates`).
-    checked_at : int or None
-        ``num_updates`` of the state the last finished check examined.
-    k_hat : float or None
-        The Pareto ``k_hat`` of the Laplace approximation the policy's fit carries, importance
-        sampling the exact posterior of the history's rows with it
-        (:func:`bayesbandit.inference.laplace_psis`): below 0.5 good, 0.5 to 0.7 usable but
-        imperfect, above 0.7 poor (a :class:`~bayesbandit.errors.PosteriorQualityWarning` is
-        emitted when it crosses 0.7). ``None`` where it does not apply: a policy without a Laplace
-        fit (other than a GLM policy with :class:`~bayesbandit.inference.DenseNewton`), or
-        ``history="online"``, which keeps no rows to weigh the draws with.
-    ess : float or None
-        The effective sample size of that check's smoothed importance weights (of 4,000 draws).
-    lock_in : bool or None
-        Whether the decisions have locked in on one arm while the posterior has not: of the last
-        ``LOCK_IN_WINDOW = 100`` decisions (at least ``LOCK_IN_MIN_DECISIONS = 20`` made), the most
-        chosen arm took more than ``LOCK_IN_SHARE = 90%``, while under 1,000 draws of the Laplace
-        posterior at the check another arm has the highest mean reward with probability above
-        ``LOCK_IN_OVERLAP = 0.2``. Thompson sampling plays each arm with its posterior
-        probability of being the best, so such a share means the decisions no longer follow the
-        posterior: a posterior inflation ``a`` too small, a greedy or UCB rule stuck on an arm
-        whose rivals were never tried, or a posterior that has moved since. ``None``: no check
-        yet, fewer decisions in the window, or a contextual or catalogue agent (an arm's index
-        means another arm each round), or a policy without a Laplace fit.
-    dominant_arm : int or None
-        The most chosen arm of the window.
-    dominant_share : float or None
-        Its share of the window's decisions.
-    other_best_probability : float or None
-        The posterior probability that another arm is the best, ``1 - P(dominant arm is best)``.
-    check_error : str or None
-        The exception the last check raised, if it did (the agent serves on; the next check
-        tries again).
-    summary : str
-        The above in one line of plain words.
-    """
-
-    num_updates: int
-    failed_updates: int
-    checked_at: int | None
-    k_hat: float | None
-    ess: float | None
-    lock_in: bool | None
-    dominant_arm: int | None
-    dominant_share: float | None
-    other_best_probability: float | None
-    check_error: str | None
-    summary: str
-
-
-_NOT_CHECKED: dict[str, Any] = dict.fromkeys(
-    ("checked_at", "k_hat", "ess", "lock_in", "dominant_arm", "dominant_share", "other_best_probability")
-)
-
-
-def _best_arm_frequencies(bound: BoundModel, num_draws: int, key: Any, theta: Any, chol: Any, arms: Any) -> Any:
-    """The fraction of ``num_draws`` Laplace draws under which each arm has the highest mean reward, shape ``(K,)``."""
-    draws, _ = _laplace_draws(key, theta, chol, num_draws)
-    means = jax.vmap(lambda t: bound.mean_reward(t, arms))(draws)
-    return jnp.mean(jax.nn.one_hot(jnp.argmax(means, axis=1), arms.shape[0], dtype=theta.dtype), axis=0)
-
-
-def _poor_posterior(policy: str, k_hat: float, updates: int) -> str:
-    """The :class:`~bayesbandit.errors.PosteriorQualityWarning` of a check that found ``k_hat > 0.7``."""
-    return (
-        f"The Laplace posterior of this agent's {policy} is poor: Pareto k-hat = {k_hat:.2f} > 0.7 at update "
-        f"{updates} (importance sampling its exact posterior with the Laplace draws, Yao et al. 2018): the Gaussian "
-        "it samples from is far from the posterior (skewed, heavy-tailed or funnel-shaped, or the fit did not reach "
-        "the mode), so its exploration is not calibrated. Fixes: more data before trusting it; a better-conditioned "
-        "program (a non-centred parameterisation, a tighter prior, scaled features); compare it with NUTS, "
-        "bayesbandit.diagnostics.compare(model, *policy.posterior_rows(agent.state)); between 0.5 and 0.7, "
-        "importance-resampled draws (bayesbandit.inference.resampled_draws). Warned once until a check finds "
-        "k-hat <= 0.7 again."
-    )
 
 
 class Agent:
@@ -291,7 +189,7 @@ class Agent:
         if capacity is not None:
             capacity = check_int("Agent", "capacity", capacity, low=1)
         max_pending = check_int("Agent", "max_pending", max_pending, low=1)
-        self._health_every = check_int("Agent", "health_every", health_every, low=0)
+        health_every = check_int("Agent", "health_every", health_every, low=0)
         if max_age is not None:
             check_scalar("Agent", "max_age", max_age, low=0.0, low_open=True)
             max_age = float(max_age)
@@ -343,16 +241,15 @@ class Agent:
         self._samples_used: set[int] = set()  # propensity sample counts asked for: compiled ahead too
         self._grown_for: set[int] = set()  # row-buffer capacities whose doubled calls are scheduled
         self._background: list = []  # compilations in flight (wait_compiled)
-        # posterior checks (health): a GLM policy's Laplace fit, with the history's rows unless online
-        self._laplace = isinstance(policy, GLMPolicy) and isinstance(getattr(state, "fit", None), NewtonFit)
-        self._recent: deque[int] = deque(maxlen=LOCK_IN_WINDOW)  # a fixed arm set's last decisions (lock-in)
-        self._health_pool: ThreadPoolExecutor | None = None  # one thread, made at the first check
-        self._check: Future | None = None  # the last check submitted
-        self._last_check: dict[str, Any] = _NOT_CHECKED
-        self._check_error: str | None = None
-        self._poor = False  # the last k_hat was above 0.7 (warned once per crossing)
-        self._checking = False  # the check thread is at work
-        self._check_due = False  # a check fell due while it was
+        self._monitor = PosteriorMonitor(  # the posterior checks (health); it reads the key a checkpoint restores
+            policy,
+            state,
+            d=self.d,
+            arms=self._arms_call,
+            every=health_every,
+            lock=self._lock,
+            current=lambda: (self._state, self.num_updates, self._key),
+        )
         if self._compile_ahead and self._arms is not None:
             self._prepare(self._calls(self._state))
 
@@ -638,8 +535,7 @@ class Agent:
         self._last_arms = arms_np
         if info is not None:
             self._last_select_info = info
-        if self._laplace and self._arms is not None and self._health_every:
-            self._recent.extend(np.asarray(action).reshape(-1).tolist())
+        self._monitor.record_decision(action)
         if arms_np is not None and self._arms is None:
             self._arm_shapes.add(arms_np.shape)
         explored = self._explore.rounds - number  # of these decisions, the first ones explored
@@ -766,9 +662,7 @@ class Agent:
                     new_state, info = out
                     self._commit(new_state, info, count, where)
                     done()
-                    every = self._health_every
-                    if every and (self.num_updates - count) // every < self.num_updates // every:
-                        self._schedule_check()
+                    self._monitor.after_update(self.num_updates, count)
                     break
             self._engine.compile(call, *args)
         if self._compile_ahead and self._buffered:
@@ -1030,120 +924,9 @@ class Agent:
         """
         self._process.check("health")
         check_scalar("Agent.health", "timeout", timeout, low=0.0)
-        with self._lock:
-            check = self._check
-        if timeout > 0 and check is not None:
-            _, late = wait([check], timeout=timeout)
-            if late:
-                raise TimeoutError(f"Agent.health: the posterior check did not finish within {timeout} s.")
-        with self._lock:
-            counts = {"num_updates": self.num_updates, "failed_updates": self._failed_updates}
-            fields = {**counts, **self._last_check, "check_error": self._check_error}
-        return AgentHealth(**fields, summary=self._summary(fields))
-
-    def _summary(self, h: dict[str, Any]) -> str:
-        """:class:`AgentHealth`'s fields in one line of plain words."""
-        parts = [f"{h['num_updates']} updates, {h['failed_updates']} failed"]
-        if not self._laplace:
-            parts.append(f"{type(self.policy).__name__} has no Laplace posterior to check")
-        elif not self._health_every:
-            parts.append("posterior checks off (health_every=0)")
-        elif h["check_error"] is not None:
-            parts.append(f"the last posterior check failed ({h['check_error']})")
-        elif h["checked_at"] is None:
-            parts.append(f"no posterior check yet (one every {self._health_every} updates)")
-        elif h["k_hat"] is None:
-            parts.append(f"no k-hat: history='{self.policy.history}' keeps no rows")
-        else:
-            k, at = h["k_hat"], h["checked_at"]
-            if k < K_HAT_GOOD:
-                parts.append(f"Laplace posterior good (k-hat {k:.2f} at update {at})")
-            elif k <= K_HAT_POOR:
-                parts.append(
-                    f"Laplace posterior usable but imperfect (k-hat {k:.2f} at update {at}): "
-                    "importance-resampled draws are closer"
-                )
-            else:
-                parts.append(
-                    f"Laplace posterior POOR (k-hat {k:.2f} at update {at}): its draws are not the posterior's"
-                )
-        if h["lock_in"]:
-            parts.append(
-                f"LOCK-IN: arm {h['dominant_arm']} took {h['dominant_share']:.0%} of the recent decisions "
-                "while another arm is best with probability "
-                f"{h['other_best_probability']:.2f}"
-            )
-        elif h["lock_in"] is False:
-            parts.append("no lock-in")
-        return "; ".join(parts) + "."
-
-    def _schedule_check(self) -> None:
-        """Hand a snapshot of the state to the check thread (under the lock); with a check in flight, mark one due."""
-        if not self._laplace:
-            return
-        if self._checking:
-            self._check_due = True  # the check thread runs one more when it ends, from the state it then finds
-            return
-        if self._health_pool is None:
-            self._health_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bayesbandit-health")
-        self._checking = True
-        self._check = self._health_pool.submit(self._posterior_checks, self._snapshot())
-
-    def _snapshot(self) -> tuple[Any, int, np.ndarray]:
-        """What a check examines (under the lock): the state (replaced by updates, never changed in place), the
-        update count and the recent decisions."""
-        return self._state, self.num_updates, np.array(self._recent, dtype=np.int64)
-
-    def _posterior_checks(self, snapshot: tuple[Any, int, np.ndarray] | None) -> None:
-        """Checks on the check thread: of ``snapshot``, then of the latest state while one fell due meanwhile."""
-        while snapshot is not None:
-            self._posterior_check(*snapshot)
-            with self._lock:  # the last one found no check due and leaves (atomically with _schedule_check)
-                snapshot, self._check_due = (self._snapshot() if self._check_due else None), False
-                self._checking = snapshot is not None
-
-    def _posterior_check(self, state: Any, updates: int, recent: np.ndarray) -> None:
-        """One check: ``k_hat`` and the lock-in signal of a snapshot; warns once per crossing of 0.7."""
-        try:
-            found = self._examine(state, updates, recent)
-            k_hat = found["k_hat"]
-            with self._lock:
-                self._last_check, self._check_error = found, None
-                crossed = k_hat is not None and k_hat > K_HAT_POOR and not self._poor
-                self._poor = self._poor if k_hat is None else k_hat > K_HAT_POOR
-            if crossed:
-                message = _poor_posterior(type(self.policy).__name__, k_hat, updates)
-                warnings.warn(message, PosteriorQualityWarning, stacklevel=1)  # on the check thread: no caller
-        except Exception as exc:  # the agent serves on; health() reports it and the next check tries again
-            with self._lock:
-                self._check_error = f"{type(exc).__name__}: {exc}"
-
-    def _examine(self, state: Any, updates: int, recent: np.ndarray) -> dict[str, Any]:
-        """The posterior fields of :class:`AgentHealth` for a snapshot (the check thread; no lock held)."""
-        bound = self.policy.bound(self.d)
-        psis_key, lock_key = jax.random.split(
-            jax.random.fold_in(jax.random.fold_in(self._key, _HEALTH_STREAM), updates)
-        )
-        found: dict[str, Any] = {**_NOT_CHECKED, "checked_at": updates}
-        if self.policy.history == "full":
-            result = laplace_psis(psis_key, bound, self.policy.posterior_rows(state), state.fit)
-            found.update(k_hat=result.k_hat, ess=result.ess)
-        if self._arms is not None and recent.size >= LOCK_IN_MIN_DECISIONS:
-            fit = state.fit
-            static = (bound, _LOCK_IN_DRAWS)
-            best = np.asarray(
-                _run_compiled(_best_arm_frequencies, static, lock_key, fit.theta, fit.chol, self._arms_call)
-            )
-            counts = np.bincount(recent, minlength=best.size)
-            arm = int(np.argmax(counts))
-            share, other = counts[arm] / recent.size, 1.0 - float(best[arm])
-            found.update(
-                lock_in=bool(share > LOCK_IN_SHARE and other > LOCK_IN_OVERLAP),
-                dominant_arm=arm,
-                dominant_share=float(share),
-                other_best_probability=other,
-            )
-        return found
+        self._monitor.wait_for_check(timeout)
+        with self._lock:  # the counts with the check they are reported with
+            return self._monitor.report(self.num_updates, self._failed_updates)
 
     # ------------------------------------------------------------------------------ saving
     def save(self, path: str | os.PathLike) -> None:
@@ -1167,10 +950,7 @@ class Agent:
         """Commit the decision log's last rows and stop its writer, and let a posterior check in flight end."""
         if self._log is not None:
             self._log.close()
-        with self._lock:
-            pool, self._health_pool = self._health_pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
+        self._monitor.close()
 
     def _replay(self, seq: int) -> None:
         """Apply the decision log's rows committed after ``seq``, in order, without logging them again."""

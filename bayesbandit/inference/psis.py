@@ -248,21 +248,43 @@ def _mode_and_factor(fit: Any, p: int) -> tuple[Array, Array]:
     return jnp.asarray(mode), jnp.asarray(chol)
 
 
-def _laplace_draws(key: PRNGKey, mean: Array, chol: Array, num_draws: int) -> tuple[Array, Array]:
-    """``num_draws`` draws ``mean + L^{-T} xi`` of ``N(mean, (L L^T)^{-1})`` and their ``xi``, shapes ``(S, p)``."""
+def laplace_log_ratios(
+    bound: BoundModel,
+    key: PRNGKey,
+    mean: Array,
+    chol: Array,
+    rows: tuple[Array, Array, Array],
+    *,
+    num_draws: int,
+    scale: ArrayLike = 1.0,
+    batch: int | None = None,
+) -> tuple[Array, Array]:
+    """Draws of ``q = N(mean, scale^2 (L L^T)^{-1})`` and their log ratios ``-U(theta_s) - log q(theta_s)`` (jittable).
+
+    ``theta_s = mean + scale L^{-T} xi_s`` and ``log q(theta_s) = -p/2 log 2 pi - p log scale +
+    sum_j log L_jj - ||xi_s||^2 / 2`` (module docstring with ``scale = 1``); the potentials are
+    evaluated ``batch`` draws at a time (all at once by default). Returns shapes ``(S, p)`` and ``(S,)``.
+    """
+    x, y, w = rows
     xi = jax.random.normal(key, (num_draws, mean.shape[0]), dtype=mean.dtype)
-    return mean + solve_lower_transpose(chol, xi.T).T, xi
+    scale = jnp.asarray(scale, mean.dtype)
+    draws = mean + scale * solve_lower_transpose(chol, xi.T).T
+    p = mean.shape[0]
+    log_q = (
+        -0.5 * p * math.log(2.0 * math.pi)
+        - p * jnp.log(scale)
+        + jnp.sum(jnp.log(jnp.diag(chol)))
+        - 0.5 * jnp.sum(xi**2, axis=1)
+    )
+    potentials = jax.lax.map(lambda theta: bound.potential(theta, x, y, w), draws, batch_size=batch)
+    return draws, -potentials - log_q
 
 
 def _draws_and_log_ratios(
     bound: BoundModel, num_draws: int, batch: int, key: PRNGKey, mean: Array, chol: Array, x: Array, y: Array, w: Array
 ) -> tuple[Array, Array]:
-    """The Laplace draws and their log ratios ``-U(theta_s) - log q(theta_s)`` (module docstring)."""
-    draws, xi = _laplace_draws(key, mean, chol, num_draws)
-    p = mean.shape[0]
-    log_q = -0.5 * p * math.log(2.0 * math.pi) + jnp.sum(jnp.log(jnp.diag(chol))) - 0.5 * jnp.sum(xi**2, axis=1)
-    potentials = jax.lax.map(lambda theta: bound.potential(theta, x, y, w), draws, batch_size=batch)
-    return draws, -potentials - log_q
+    """:func:`laplace_log_ratios` with ``scale = 1``, its static arguments first (for :func:`_run_compiled`)."""
+    return laplace_log_ratios(bound, key, mean, chol, (x, y, w), num_draws=num_draws, batch=batch)
 
 
 def _smoothed(draws: np.ndarray, log_ratios: np.ndarray) -> LaplacePSIS:
