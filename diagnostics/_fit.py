@@ -18,6 +18,7 @@ import numpy as np
 from numpyro.infer.hmc import hmc
 
 import bayesbandit as bb
+from bayesbandit._compile import jit_once
 from bayesbandit.errors import InvalidInput
 
 from ._metrics import moments
@@ -183,7 +184,7 @@ def fit_nuts(
 
 @functools.lru_cache(maxsize=64)
 def _laplace_fn(bound: bb.inference.BoundModel, num_draws: int):
-    @jax.jit
+    @jit_once
     def fn(x, y, w, key):
         post = bb.laplace(bound, x, y, w)
         return post, post.sample(key, (1, num_draws)), post.covariance()
@@ -193,7 +194,7 @@ def _laplace_fn(bound: bb.inference.BoundModel, num_draws: int):
 
 @functools.lru_cache(maxsize=64)
 def _fpl_fn(bound: bb.inference.BoundModel, num_draws: int, batch: int, noise: str):
-    @jax.jit
+    @jit_once
     def fn(x, y, w, key, a, init):
         def one(k):
             res = bb.perturbed_map(k, bound, x, y, w, a=a, noise=noise, init=init)
