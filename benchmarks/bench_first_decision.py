@@ -18,13 +18,19 @@ the checkpoint, + the first ``decide()``, with an empty persistent compilation c
 with the cache the cold restart filled (warm), against the targets: the first decision within
 2 s warm and 5 s cold.
 
-Usage, from the repository root: ``python -m benchmarks.bench_first_decision [--quick]`` (quick:
-five programs).
+With ``--structured``: the new agent's first decision alone (cold and warm, where the cold run's time
+went) for every program of :mod:`bayesbandit.models.structured` as ``bayesbandit run programs`` runs
+it (:data:`bayesbandit.experiments.programs.PROGRAMS`, on the first instance of its own arms), under
+GLM-TSL and GLM-FPL, against the targets of ``STRUCTURED_COLD_TARGET`` and ``STRUCTURED_WARM_TARGET``.
+
+Usage, from the repository root: ``python -m benchmarks.bench_first_decision [--quick] [--structured]``
+(quick: five programs; with ``--structured``, GLM-TSL alone).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
@@ -36,6 +42,7 @@ from bayesbandit.experiments.likelihoods import (
     first_decision_seconds,
     restart_seconds,
 )
+from bayesbandit.experiments.programs import PROGRAMS, prior_bandit
 from bayesbandit.models import likelihoods, logistic
 
 import bayesbandit as bb
@@ -50,6 +57,10 @@ QUICK = ("bernoulli_logit", "gamma", "student_t", "ordered_logistic", "zero_infl
 # The targets for a restarted agent's first decision (load with its replay + decide), seconds.
 RESTART_WARM_TARGET = 2.0
 RESTART_COLD_TARGET = 5.0
+
+# The targets for a new agent's first decision with a structured program (Agent + select + update), seconds.
+STRUCTURED_COLD_TARGET = 5.0
+STRUCTURED_WARM_TARGET = 1.0
 
 
 def simulate_compile_seconds(model) -> float:
@@ -86,13 +97,78 @@ def restart(name: str) -> list[str]:
     ]
 
 
+def structured(name: str, policy_name: str) -> list[str]:
+    """The structured table's row for program ``name`` under ``policy_name``: cold and warm first decisions
+    (:func:`first_decision_seconds` on the program's own arms), where the cold one's time went, the targets met."""
+    timed = functools.partial(
+        first_decision_seconds, programs="bayesbandit.experiments.programs:PROGRAMS", env=prior_bandit(name)
+    )
+    with tempfile.TemporaryDirectory() as cache:
+        cold = timed(name, policy_name, cache)
+        warm = timed(name, policy_name, cache)
+    meets = (cold["first_decision_s"] <= STRUCTURED_COLD_TARGET, warm["first_decision_s"] <= STRUCTURED_WARM_TARGET)
+    return [
+        name,
+        policy_name,
+        f"{cold['first_decision_s']:.2f}",
+        f"{cold['agent_s']:.2f} / {cold['select_s']:.2f} / {cold['update_s']:.2f}",
+        f"{cold['trace_s']:.2f} / {cold['lower_s']:.2f} / {cold['xla_s']:.2f} ({cold['compilations']:.0f})",
+        f"{warm['first_decision_s']:.2f}",
+        f"{warm['agent_s']:.2f} / {warm['select_s']:.2f} / {warm['update_s']:.2f}",
+        f"{warm['trace_s']:.2f} / {warm['lower_s']:.2f} / {warm['xla_s']:.2f} ({warm['compilations']:.0f})",
+        " / ".join("yes" if ok else "no" for ok in meets),
+    ]
+
+
+def main_structured(quick: bool, out_dir: str | None) -> None:
+    """``--structured``: the first decision of every structured program (module docstring)."""
+    machine = machine_info()  # the load average before the run loads the machine itself
+    rows = []
+    for name in PROGRAMS:
+        for policy_name in ("GLM-TSL",) if quick else ("GLM-TSL", "GLM-FPL"):
+            rows.append(structured(name, policy_name))
+            print(" | ".join(rows[-1]), flush=True)
+    met = sum(row[-1] == "yes / yes" for row in rows)
+    text = "\n\n".join(
+        [
+            "# bench_first_decision --structured: a new agent's first decision with a structured program, fresh process",
+            machine,
+            "`Agent(...)` + first `select` + `update` in a new Python process, on the first instance of the "
+            "program's own arms in `bayesbandit run programs` (its group, exposure or arm-id column included); the "
+            "program bound inside the clock, imports apart, `bb.runtime.enable_fast_rng()` on. Cold: empty "
+            "persistent compilation cache; warm: the cache the cold run filled. trace / lower / XLA: where the time "
+            "went (JAX's monitoring events, summed over the threads that compile at once). Targets: "
+            f"{STRUCTURED_COLD_TARGET:.0f} s cold and {STRUCTURED_WARM_TARGET:.0f} s warm; {met} of {len(rows)} meet both.",
+            md_table(
+                [
+                    "program",
+                    "policy",
+                    "cold (s)",
+                    "Agent / select / update, cold (s)",
+                    "trace / lower / XLA, cold (s, programs)",
+                    "warm (s)",
+                    "Agent / select / update, warm (s)",
+                    "trace / lower / XLA, warm (s, programs)",
+                    f"meets {STRUCTURED_COLD_TARGET:.0f} s cold / {STRUCTURED_WARM_TARGET:.0f} s warm",
+                ],
+                rows,
+            ),
+        ]
+    )
+    print(write_results("bench_first_decision_structured", quick, text, *([out_dir] if out_dir else [])))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--structured", action="store_true", help="the structured programs' first decision")
     parser.add_argument("--out-dir", default=None)
     args = parser.parse_args()
     bb.runtime.enable_x64()
     bb.runtime.enable_fast_rng()
+    if args.structured:
+        main_structured(args.quick, args.out_dir)
+        return
     names = QUICK if args.quick else tuple(likelihoods.LIKELIHOODS)
     zoo = simulate_compile_seconds(logistic())
     rows, restarts = [], []

@@ -32,6 +32,7 @@ EXPERIMENTS: dict[str, str] = {
     "comb-movielens": "bayesbandit.experiments.comb_movielens",
     "deep-mnist": "bayesbandit.experiments.deep_mnist",
     "likelihoods": "bayesbandit.experiments.likelihoods",
+    "programs": "bayesbandit.experiments.programs",
     "ope-logistic": "bayesbandit.experiments.ope_logistic",
     "drift-bernoulli": "bayesbandit.experiments.drift_bernoulli",
     "drift-logistic": "bayesbandit.experiments.drift_logistic",

@@ -84,9 +84,8 @@ def play(
         return {"refused": f"{type(exc).__name__}: {exc}"}
     regret = ds.regret.isel(policy=0).values  # (run, round)
     uniform = uniform_regret(env, runs, seed)  # (run,)
-    late = slice(-(horizon // 4), None)
     regret_ratio = float(np.mean(regret.mean(axis=1) / uniform))
-    late_ratio = float(np.mean(regret[:, late].mean(axis=1) / uniform))
+    late_ratio = float(np.mean(late_ratios(regret, uniform)))
     converged = 1.0 - float(ds.not_converged.isel(policy=0).sum()) / (runs * horizon)
     return {
         "refused": "",
@@ -95,6 +94,15 @@ def play(
         "converged": converged,
         "learns": late_ratio < LEARNS_BELOW,
     }
+
+
+def late_ratios(regret: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+    """Each run's regret per round over the last quarter of its rounds over uniform play's, shape ``(run,)``.
+
+    ``regret``: ``(run, round)``; ``uniform``: uniform play's regret per round in each run's instance, ``(run,)``.
+    """
+    late = slice(-(regret.shape[1] // 4), None)
+    return regret[:, late].mean(axis=1) / uniform
 
 
 def uniform_regret(env: bb.envs.ProgramBandit, runs: int, seed: int) -> np.ndarray:
@@ -128,15 +136,17 @@ _TIMED_CHILD = textwrap.dedent(
 
 FIRST_DECISION = _TIMED_CHILD + textwrap.dedent(
     """
+    import importlib
     import bayesbandit as bb
-    from bayesbandit.models.likelihoods import LIKELIHOODS
+    module, registry = sys.argv[7].split(":")
+    programs = getattr(importlib.import_module(module), registry)
     bb.runtime.enable_x64()
     if sys.argv[6] == "fast":
         bb.runtime.enable_fast_rng()
     if sys.argv[3]:
         bb.runtime.enable_compilation_cache(sys.argv[3])
     imported = time.perf_counter()
-    model = LIKELIHOODS[sys.argv[1]]
+    model = programs[sys.argv[1]]
     arms, reward = np.asarray(json.loads(sys.argv[4])), float(sys.argv[5])
     policy = {"GLM-TSL": bb.GLMTSL, "GLM-FPL": bb.GLMFPL}[sys.argv[2]](model)
     ready = time.perf_counter()
@@ -154,19 +164,28 @@ FIRST_DECISION = _TIMED_CHILD + textwrap.dedent(
 
 
 def first_decision_seconds(
-    name: str, policy_name: str = "GLM-TSL", cache_dir: str = "", *, fast_rng: bool = True
+    name: str,
+    policy_name: str = "GLM-TSL",
+    cache_dir: str = "",
+    *,
+    fast_rng: bool = True,
+    programs: str = "bayesbandit.models.likelihoods:LIKELIHOODS",
+    env: bb.envs.ProgramBandit | None = None,
 ) -> dict[str, float]:
     """``Agent(...)`` + first ``select`` + ``update`` for program ``name`` in a fresh Python process.
 
     ``cache_dir``: a persistent compilation cache to use (empty: none); ``fast_rng``: whether the
-    process calls :func:`bayesbandit.runtime.enable_fast_rng` (the ``bayesbandit`` command does). The arms and one reward
+    process calls :func:`bayesbandit.runtime.enable_fast_rng` (the ``bayesbandit`` command does);
+    ``programs``: ``"module:dict"``, where the new process finds the program by ``name`` (imported
+    before the clock starts); ``env``: the bandit of the program whose first instance gives the arms
+    (default: 20 uniform arms in 3 dimensions, :class:`~bayesbandit.envs.ProgramBandit`). The arms and one reward
     are drawn from the program here and handed to the new process, which binds the program only
     when the clock runs (as a user's first ``Agent`` does). Returns the seconds of each step and their sum
     (``first_decision_s``), the import time apart, and where the first decision's time went:
     tracing (``trace_s``), lowering to MLIR (``lower_s``) and XLA's compilation (``xla_s``, over
     ``compilations`` programs).
     """
-    env = bb.envs.ProgramBandit(model=LIKELIHOODS[name], K=20, d=3)
+    env = bb.envs.ProgramBandit(model=LIKELIHOODS[name], K=20, d=3) if env is None else env
     instance = env.reset(jax.random.PRNGKey(0))
     reward = float(env.pull(instance, jnp.asarray(0), jax.random.PRNGKey(1))[0])
     arms = json.dumps(np.asarray(instance.arms).tolist())
@@ -181,6 +200,7 @@ def first_decision_seconds(
             arms,
             repr(reward),
             "fast" if fast_rng else "jax",
+            programs,
         ],
         env=_child_env(),
         capture_output=True,
@@ -294,32 +314,68 @@ def restart_seconds(name: str, policy_name: str = "GLM-TSL", cache_dir: str = ""
 
 
 def nuts_comparison(name: str, *, n: int = 200, seed: int = 0, quick: bool = False) -> dict[str, Any]:
-    """FPL and Laplace against NUTS on ``n`` rows drawn from program ``name`` at a prior draw.
-
-    Returns the range of the per-parameter standard-deviation ratios (method / NUTS), the
-    perturbation GLM-FPL uses, and the share of converged FPL members; or ``refused``.
-    """
-    from bayesbandit.diagnostics import compare
-
+    """FPL and Laplace against NUTS on ``n`` rows drawn from program ``name`` at a prior draw
+    (:func:`posterior_quality`), or ``refused``."""
     model = LIKELIHOODS[name]
     env = bb.envs.ProgramBandit(model=model, K=n, d=3)
     try:
         instance = env.reset(jax.random.PRNGKey(seed))
         x = np.asarray(instance.arms)
         y = np.asarray(env.bound.sample_rewards(instance.theta, x, jax.random.PRNGKey(seed + 1)), dtype=float)
-        draws = dict(num_draws=200, num_warmup=200, num_chains=2) if quick else dict(num_draws=500, num_warmup=500)
-        comparison = compare(model, x, y, seed=seed, **draws)
+        return posterior_quality(model, x, y, seed=seed, quick=quick)
     except BayesBanditError as exc:
         return {"refused": f"{type(exc).__name__}: {exc}"}
+
+
+def posterior_quality(
+    model: Any, x: np.ndarray, y: np.ndarray, *, seed: int = 0, quick: bool = False
+) -> dict[str, Any]:
+    """How close GLM-FPL's ensemble and the Laplace fit are to NUTS on the rows ``(x, y)``, and the k-hat check.
+
+    Returns the range over parameters of the standard-deviation ratios (method / NUTS), the Laplace
+    fit's KL from NUTS and the NUTS mass its 90% intervals hold (:func:`bayesbandit.diagnostics.compare`),
+    its Pareto ``k_hat`` (:func:`bayesbandit.inference.laplace_psis`, no NUTS needed), the perturbation
+    GLM-FPL uses and the share of converged FPL members.
+    """
+    from bayesbandit.diagnostics import compare
+
+    draws = dict(num_draws=200, num_warmup=200, num_chains=2) if quick else dict(num_draws=500, num_warmup=500)
+    comparison = compare(model, x, y, seed=seed, **draws)
+    bound = bb.bind(model, x[:1])
+    rows = (x, y, np.ones(len(y)))
+    check = bb.inference.laplace_psis(jax.random.PRNGKey(seed), bound, rows, bb.laplace(bound, x, y))
     table = comparison.table
     fpl = comparison.idata["fpl"].attrs
     return {
         "refused": "",
-        "perturbation": resolve_perturbation(env.bound, "auto", "GLMFPL"),
+        "perturbation": resolve_perturbation(bound, "auto", "GLMFPL"),
         "fpl_sd_ratio": (float(table.loc["fpl", "sd_ratio_min"]), float(table.loc["fpl", "sd_ratio_max"])),
         "laplace_sd_ratio": (float(table.loc["laplace", "sd_ratio_min"]), float(table.loc["laplace", "sd_ratio_max"])),
+        "laplace_kl": float(table.loc["laplace", "kl"]),
+        "laplace_coverage": float(table.loc["laplace", "coverage90"]),
+        "k_hat": float(check.k_hat),
         "fpl_converged": fpl["num_converged"] / fpl["num_fits"],
     }
+
+
+def posterior_table(rows: dict[str, dict[str, Any]], what: str) -> list[str]:
+    """Markdown lines of :func:`posterior_quality`'s results, one row per program (``what``: the first column)."""
+    lines = [
+        f"| {what} | FPL perturbs | FPL sd / NUTS sd | Laplace sd / NUTS sd | Laplace KL | Laplace 90% coverage "
+        "| k-hat | FPL members converged |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in rows.items():
+        if row["refused"]:
+            lines.append(f"| {name} | refused | | | | | | |")
+            continue
+        lo, hi = row["fpl_sd_ratio"]
+        llo, lhi = row["laplace_sd_ratio"]
+        lines.append(
+            f"| {name} | {row['perturbation']} | {lo:.2f} - {hi:.2f} | {llo:.2f} - {lhi:.2f} | "
+            f"{row['laplace_kl']:.3g} | {row['laplace_coverage']:.2f} | {row['k_hat']:.2f} | {row['fpl_converged']:.0%} |"
+        )
+    return lines
 
 
 def matrix(
@@ -383,21 +439,11 @@ def _markdown(ds: xr.Dataset, first: dict[str, dict[str, float]], nuts: dict[str
         lines += [
             "",
             "GLM-FPL's ensemble and Laplace against NUTS (200 rows drawn from each program at a prior draw): range "
-            "over parameters of the standard-deviation ratio method / NUTS.",
+            "over parameters of the standard-deviation ratio method / NUTS; the Laplace fit's KL from NUTS, the NUTS "
+            "mass its 90% intervals hold, and its Pareto k-hat (no NUTS needed: above 0.7 poor).",
             "",
-            "| likelihood | FPL perturbs | FPL sd / NUTS sd | Laplace sd / NUTS sd | FPL members converged |",
-            "|---|---|---|---|---|",
+            *posterior_table(nuts, "likelihood"),
         ]
-        for name, row in nuts.items():
-            if row["refused"]:
-                lines.append(f"| {name} | refused | | | |")
-                continue
-            lo, hi = row["fpl_sd_ratio"]
-            llo, lhi = row["laplace_sd_ratio"]
-            lines.append(
-                f"| {name} | {row['perturbation']} | {lo:.2f} - {hi:.2f} | {llo:.2f} - {lhi:.2f} | "
-                f"{row['fpl_converged']:.0%} |"
-            )
     return "\n".join(lines) + "\n"
 
 
