@@ -69,10 +69,12 @@ WORLD_CANDIDATES = 512  # prior draws searched for a world's parameter
 POLICIES_HERE: dict[str, Callable[[Any], Any]] = {
     **POLICIES,
     "GLM-TSL (resampled)": lambda model: bb.GLMTSL(model, proposals=RESAMPLED_FROM),
+    "GLM-FPL (paper noise)": lambda model: bb.GLMFPL(model, noise="paper", a=0.5),
 }
-"""The likelihood matrix's policies, and GLM-TSL with importance-resampled draws."""
+"""The likelihood matrix's policies, GLM-TSL with importance-resampled draws, and GLM-FPL as Kveton et al. perturb
+(eq. 6: constant reward noise of scale 0.5, the prior as written), the default before the prior was perturbed."""
 RESAMPLED_FROM = 64  # Laplace draws each round's draw is resampled from
-POLICY_NAMES = ("GLM-TSL", "GLM-TSL (online)", "GLM-TSL (resampled)", "GLM-FPL", "GLM-UCB")
+POLICY_NAMES = ("GLM-TSL", "GLM-TSL (online)", "GLM-TSL (resampled)", "GLM-FPL", "GLM-FPL (paper noise)", "GLM-UCB")
 POSTERIOR_ROWS = 100  # rows of the posterior-quality data set
 QUICK_POLICIES = ("GLM-TSL", "GLM-FPL")
 CORRELATION = np.array([[1.0, 0.6, 0.3], [0.6, 1.0, 0.6], [0.3, 0.6, 1.0]])
