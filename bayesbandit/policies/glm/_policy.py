@@ -37,6 +37,7 @@ from bayesbandit.policies._explore import (
     resolve_num_explore,
 )
 from bayesbandit.policies._program import ProgramPolicy
+from bayesbandit.policies.glm._risks import warn_lock_in_risks
 from bayesbandit.validation import check_choice, check_int
 
 __all__ = ["GLMState", "GLMPolicy", "GLMUpdateInfo", "EDGE"]
@@ -102,6 +103,7 @@ class GLMPolicy(DesignExploration, ProgramPolicy):
     needs_curvature: ClassVar[bool] = False
     needs_rows: ClassVar[bool] = False
     keeps_design: ClassVar[bool] = False  # carry G_t^{-1} (rank-one updates) in the state
+    fixed_width: ClassVar[bool] = False  # the exploration bonus is a width in reward units (GLM-UCB's)
 
     model: Any
     _: KW_ONLY
@@ -136,9 +138,13 @@ class GLMPolicy(DesignExploration, ProgramPolicy):
         """Raise :class:`~bayesbandit.errors.ModelSpecError` if the program has no joint mode to follow.
 
         Called by ``Agent`` and ``simulate`` before anything runs (see
-        :mod:`bayesbandit.inference.prior_check`).
+        :mod:`bayesbandit.inference.prior_check`). A program on which this policy is known to
+        lock in gets a :class:`~bayesbandit.errors.PosteriorQualityWarning` naming why
+        (:mod:`bayesbandit.policies.glm._risks`).
         """
-        check_prior_mode(self.bound(d), type(self).__name__)
+        bound = self.bound(d)
+        check_prior_mode(bound, type(self).__name__)
+        warn_lock_in_risks(bound, type(self).__name__, online=self.history == "online", fixed_width=self.fixed_width)
 
     def posterior_rows(self, state: GLMState) -> tuple[Array, Array, Array]:
         """The weighted rows ``(x, y, w)`` the posterior is built from (not kept by ``history="online"``)."""

@@ -79,6 +79,8 @@ class GLMUCB(ExactScores, DesignWidths, GLMPolicy):
     _: KW_ONLY
     rho: float = 0.5
 
+    fixed_width = True
+
     def __post_init__(self) -> None:
         self._check_common()
         check_scalar("GLMUCB", "rho", self.rho, low=0.0)
