@@ -600,17 +600,21 @@ def test_compare_refuses_data_that_inform_no_parameter_and_names_the_rows(zero_w
 
 
 def test_compare_marks_a_degenerate_row_and_names_the_data_behind_it():
-    """A feature that is zero in every weighted row: the ensemble does not spread along its
-    parameter, so its KL is infinite; the row is marked degenerate and a flag names the rows and
-    the column. No other entry of the table is non-finite."""
+    """A feature that is zero in every weighted row: GLM-FPL with the paper's noise (the prior as
+    written) does not spread along its parameter, so its KL is infinite; the row is marked
+    degenerate and a flag names the rows and the column. No other entry of the table is
+    non-finite. The default noise anchors the prior at a prior draw, so it spreads there as the
+    prior does."""
     rng = np.random.default_rng(1)
     x = np.c_[rng.normal(size=(30, 1)), np.zeros(30)]
     x[4] = 0.0
     y = (rng.random(30) < 0.5).astype(float)
     w = np.ones(30)
     w[[2, 9]] = 0.0
-    c = compare(logistic(), x, y, w, num_draws=100, num_warmup=100, num_chains=2)
+    settings = dict(num_draws=100, num_warmup=100, num_chains=2)
+    c = compare(logistic(), x, y, w, fpl_noise="paper", fpl_a=0.5, **settings)
     assert bool(c.table.loc["fpl", "degenerate"]) and not bool(c.table.loc["laplace", "degenerate"])
+    assert not bool(compare(logistic(), x, y, w, methods=("fpl", "nuts"), **settings).table.loc["fpl", "degenerate"])
     assert c.table.loc["fpl", "kl"] == math.inf and bool(c.table.loc["fpl", "poor"])
     numbers = c.table.drop(columns=["poor", "degenerate"]).to_numpy(dtype=float)
     assert np.all(np.isfinite(numbers[~c.table["degenerate"].to_numpy(dtype=bool)]))

@@ -195,6 +195,7 @@ def test_policies_are_chosen_by_name_or_prefix():
     from bayesbandit.experiments.programs import _choose
 
     assert _choose(["GLM-TSL"]) == ["GLM-TSL"]
-    assert _choose(["GLM-T"]) == ["GLM-TSL", "GLM-TSL (online)"]
+    assert _choose(["GLM-T"]) == ["GLM-TSL", "GLM-TSL (online)", "GLM-TSL (resampled)"]
+    assert _choose(["GLM-FPL"]) == ["GLM-FPL"]
     with pytest.raises(InvalidInput, match="'policies'.*GLM-UCB"):
         _choose(["UCB"])

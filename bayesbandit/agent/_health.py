@@ -57,9 +57,9 @@ class AgentHealth:
     Attributes
     ----------
     num_updates : int
-        Rewards recorded so far (:attr:`Agent.num_updates`).
+        Rewards recorded so far (the agent's ``num_updates``).
     failed_updates : int
-        Updates whose fit did not converge or was rejected (:attr:`Agent.failed_updates`).
+        Updates whose fit did not converge or was rejected (:attr:`bayesbandit.Agent.failed_updates`).
     checked_at : int or None
         ``num_updates`` of the state the last finished check examined.
     k_hat : float or None

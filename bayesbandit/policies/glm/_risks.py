@@ -22,6 +22,7 @@ import functools
 import warnings
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpyro
 from numpyro import handlers
@@ -39,16 +40,23 @@ _MATRIX = "the prior-and-design matrix (bayesbandit run programs, docs/results/p
 
 @functools.lru_cache(maxsize=128)
 def _latent_priors(bound: BoundModel) -> dict[str, str]:
-    """Each latent site's prior, by the class name of its base distribution (one trace of the program)."""
-    x = jnp.zeros((1, *bound.feature_shape))
-    with TRACE_LOCK, numpyro.validation_enabled(False):
-        trace = handlers.trace(handlers.seed(bound.model, rng_seed=0)).get_trace(x, None)
-    priors = {}
-    for name in bound.site_names:
-        fn: Any = trace[name]["fn"]
-        while hasattr(fn, "base_dist"):  # Independent, ExpandedDistribution, MaskedDistribution...
-            fn = fn.base_dist
-        priors[name] = type(fn).__name__
+    """Each latent site's prior, by the class name of its base distribution.
+
+    From one abstract trace of the program (:func:`jax.eval_shape`: no operation runs or compiles)."""
+    priors: dict[str, str] = {}
+
+    def collect(x: Any) -> Any:
+        with numpyro.validation_enabled(False):
+            trace = handlers.trace(handlers.seed(bound.model, rng_seed=0)).get_trace(x, None)
+        for name in bound.site_names:
+            fn: Any = trace[name]["fn"]
+            while hasattr(fn, "base_dist"):  # Independent, ExpandedDistribution, MaskedDistribution...
+                fn = fn.base_dist
+            priors[name] = type(fn).__name__
+        return jnp.zeros(())
+
+    with TRACE_LOCK:
+        jax.eval_shape(collect, jax.ShapeDtypeStruct((1, *bound.feature_shape), jnp.result_type(float)))
     return priors
 
 
