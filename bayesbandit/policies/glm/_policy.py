@@ -140,7 +140,7 @@ class GLMPolicy(DesignExploration, ProgramPolicy):
         Called by ``Agent`` and ``simulate`` before anything runs (see
         :mod:`bayesbandit.inference.prior_check`). A program on which this policy is known to
         lock in gets a :class:`~bayesbandit.errors.PosteriorQualityWarning` naming why
-        (:mod:`bayesbandit.policies.glm._risks`).
+        (``bayesbandit/policies/glm/_risks.py``).
         """
         bound = self.bound(d)
         check_prior_mode(bound, type(self).__name__)
