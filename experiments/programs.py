@@ -22,7 +22,8 @@ Each (program, policy) cell is stored in ``cells/`` under the output folder as s
 later run with the same settings reuses it, so a run interrupted or split (``policies=``, the
 command's ``--policies``) is resumed. Writes ``programs.md`` (the table), ``programs.nc`` (an
 ``xarray.Dataset`` of every run's ratio), ``programs.png`` (the ratios, run by run) and
-``run.json`` (the command, the commit, the options, the wall time).
+``run.json`` (the options; ``bayesbandit run`` adds the command, the commit, the machine and the wall time:
+:mod:`~experiments._provenance`).
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ from __future__ import annotations
 import functools
 import json
 import pathlib
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -44,6 +43,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
+from bayesbandit.experiments._provenance import update_manifest  # noqa: E402
 from bayesbandit.experiments.likelihoods import (  # noqa: E402
     LEARNS_BELOW,
     POLICIES,
@@ -355,22 +355,6 @@ def _plot(ds: xr.Dataset, path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-def _git(*args: str) -> str:
-    """The output of ``git ARGS`` in this file's checkout, or ``"unknown"`` outside one."""
-    try:
-        out = subprocess.run(
-            ["git", *args],
-            cwd=pathlib.Path(__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip()
-
-
 def run(
     out_dir: str | pathlib.Path,
     *,
@@ -397,7 +381,6 @@ def run(
     policies : sequence of str, optional
         Names or name prefixes of ``POLICY_NAMES`` to run (the others are left out of the outputs).
     """
-    start = time.perf_counter()
     bb.runtime.enable_x64()
     bb.runtime.enable_fast_rng()
     out = pathlib.Path(out_dir)
@@ -433,12 +416,5 @@ def run(
     ds.to_netcdf(paths["results"])
     _plot(ds, paths["plot"])
     paths["summary"].write_text(_markdown(cells, attrs, posteriors))
-    record = {
-        "command": " ".join(sys.argv),
-        "commit": _git("rev-parse", "HEAD"),
-        "uncommitted_changes": _git("status", "--porcelain", "--untracked-files=no").splitlines(),
-        "options": {"quick": quick, "policies": chosen, **attrs},
-        "wall_s": time.perf_counter() - start,
-    }
-    paths["run"].write_text(json.dumps(record, indent=1))
+    update_manifest(out, experiment="programs", options={"quick": quick, "policies": chosen, **attrs})
     return paths

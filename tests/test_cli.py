@@ -1,5 +1,6 @@
 """The ``bayesbandit`` command, called in-process."""
 
+import json
 import os
 import subprocess
 import sys
@@ -42,6 +43,12 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     table = (out_dir / "glm_logistic.md").read_text()
     for algo in ("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"):
         assert f"{algo} (theory)" in table and f"{algo} (practical)" in table
+    # What made it: the command, the commit, the machine and the wall time, in run.json and under the table.
+    made = json.loads((out_dir / "run.json").read_text())["provenance"]
+    assert made["command"] == "bayesbandit " + " ".join(argv)
+    assert len(made["commit"]) == 40 or made["commit"] == "unknown"
+    assert made["wall_s"] > 0 and made["machine"]["cpus"] >= 1 and made["date"].endswith("UTC")
+    assert table.rstrip().splitlines()[-1].startswith("<!-- provenance --> Made by `bayesbandit run glm-logistic")
 
     # A second run into the same folder reuses every stored part; other settings recompute them.
     import bayesbandit.experiments.glm_logistic as glm_logistic
