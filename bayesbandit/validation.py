@@ -144,7 +144,10 @@ def check_arms(
     try:
         arr = np.asarray(arms, dtype=dtype)
     except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{name} must be a numeric array of shape (K, d); got {type(arms).__name__}{tail}.") from exc
+        raise InvalidInput(
+            f"{name} must be a numeric array of shape (K, d); got {type(arms).__name__}. "
+            f"Fix: pass one row of numeric features per arm{tail}."
+        ) from exc
     if arr.ndim != 2:
         raise InvalidInput(
             f"{name} must have shape (K, d), one row of features per arm; got shape {arr.shape}. "
@@ -155,7 +158,7 @@ def check_arms(
             f"{name} has feature dimension {arr.shape[1]} but the policy was set up for d={dim}. "
             f"Fix: pass arms of shape (K, {dim}){tail}."
         )
-    if arr.shape[0] == 0:
+    if 0 in arr.shape:
         raise InvalidInput(f"{name} is an empty arm set (shape {arr.shape}): there is nothing to choose{tail}.")
     if not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]

@@ -15,7 +15,7 @@ from bayesbandit.contract import Outcome
 from bayesbandit.envs._common import Instance, check_sizes, uniform_arms
 from bayesbandit.errors import InvalidInput
 from bayesbandit.inference.potential import BoundModel, bound_for
-from bayesbandit.validation import check_scalar
+from bayesbandit.validation import check_arms, check_scalar
 
 __all__ = ["ProgramBandit"]
 
@@ -165,25 +165,8 @@ def _by_value(value: Any) -> Any:
 
 
 def _arm_table(arms: ArrayLike) -> np.ndarray:
-    """The given arm set as a read-only finite float64 array of shape (K, d)."""
-    try:
-        table = np.array(arms, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(
-            f"The 'arms' parameter of {_OWNER} must be a numeric array of shape (K, d) or a function key -> (K, d) "
-            f"array. Got {type(arms).__name__} instead. Fix: pass one row of features per arm."
-        ) from exc
-    if table.ndim != 2 or 0 in table.shape:
-        raise InvalidInput(
-            f"The 'arms' parameter of {_OWNER} must be a non-empty 2-d array, one row of features per arm. Got shape "
-            f"{table.shape} instead. Fix: pass an array of shape (K, d); a single arm is arms[None, :]."
-        )
-    if not np.isfinite(table).all():
-        where = tuple(int(i) for i in np.argwhere(~np.isfinite(table))[0])
-        raise InvalidInput(
-            f"The 'arms' parameter of {_OWNER} must be finite. Got {table[where]} at index {where} instead. "
-            "Fix: drop or impute the arms with missing features."
-        )
+    """The given arm set as a read-only finite float64 array of shape (K, d) (:func:`~bayesbandit.validation.check_arms`)."""
+    table = np.array(check_arms(arms, name=f"The 'arms' parameter of {_OWNER}", unchanged=None))
     table.setflags(write=False)
     return table
 
