@@ -26,7 +26,6 @@ from bayesbandit._gaussian_linear import solve_lower_transpose
 from bayesbandit._linalg import cho_solve
 from bayesbandit._typing import Array, ArrayLike, Model, PRNGKey
 from bayesbandit.errors import InvalidInput, ModelSpecError
-from bayesbandit.inference.linear_predictor import Derivatives, fast_derivatives, generic_derivatives
 from bayesbandit.inference.newton import NewtonInfo, NewtonResult, newton_minimize
 from bayesbandit.inference.potential import BoundModel, bound_for
 from bayesbandit.precision import require_x64
@@ -149,19 +148,12 @@ def _map_jit(
     """Compiled once per (model, shapes, max_steps): eager callers do not retrace Newton's loop.
 
     Derivatives through the linear predictor when the program has one (the GLM fast path)."""
-    derivatives: Derivatives | None = None
-    if prior_shift is None:
-        derivatives = bound.potential_derivatives(x, y, w)
-    else:
-        shifted = generic_derivatives(lambda t: bound.prior_potential(t - prior_shift))
-        if bound.linear_predictor is not None:
-            derivatives = fast_derivatives(bound, x, y, w, prior=shifted)
     return newton_minimize(
         lambda t: bound.potential(t, x, y, w, prior_shift=prior_shift),
         theta0,
         max_steps=max_steps,
         tol=tol,
-        derivatives=derivatives,
+        derivatives=bound.potential_derivatives(x, y, w, prior_shift=prior_shift),
     )
 
 

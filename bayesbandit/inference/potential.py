@@ -282,9 +282,16 @@ class BoundModel:
         return -self.run(theta, x)[0]
 
     def potential_derivatives(
-        self, x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None, *, method: str = "auto"
+        self,
+        x: ArrayLike,
+        y: ArrayLike,
+        w: ArrayLike | None = None,
+        *,
+        method: str = "auto",
+        prior_shift: ArrayLike | None = None,
     ) -> Derivatives:
-        """``theta -> (U, grad U, hess U)`` on the weighted rows ``(x, y, w)``.
+        """``theta -> (U, grad U, hess U)`` on the weighted rows ``(x, y, w)``, the prior translated by
+        ``prior_shift`` when given (:meth:`potential`).
 
         ``method="auto"`` takes the GLM fast path when the program has a linear predictor
         (:attr:`linear_predictor`), else the generic forward-over-reverse Hessian
@@ -294,8 +301,11 @@ class BoundModel:
         y = jnp.asarray(y, dtype=x.dtype)
         w = jnp.ones(y.shape, x.dtype) if w is None else jnp.asarray(w, dtype=x.dtype)
         if method == "auto" and self.linear_predictor is not None:
-            return fast_derivatives(self, x, y, w)
-        return generic_derivatives(lambda t: self.potential(t, x, y, w))
+            if prior_shift is None:
+                return fast_derivatives(self, x, y, w)
+            shift = jnp.asarray(prior_shift, x.dtype)
+            return fast_derivatives(self, x, y, w, prior=generic_derivatives(lambda t: self.prior_potential(t - shift)))
+        return generic_derivatives(lambda t: self.potential(t, x, y, w, prior_shift=prior_shift))
 
     def mean_reward(self, theta: ArrayLike, x: ArrayLike) -> Array:
         """Expected reward of each row of ``x`` under parameters ``theta``, shape ``(n,)``."""

@@ -35,7 +35,7 @@ import optax
 
 from bayesbandit._typing import Array
 from bayesbandit.errors import InvalidInput
-from bayesbandit.inference.linear_predictor import fast_derivatives, gaussian_derivatives, generic_derivatives
+from bayesbandit.inference.linear_predictor import fast_derivatives, gaussian_derivatives
 from bayesbandit.inference.newton import NewtonInfo, newton_minimize
 from bayesbandit.inference.online_laplace import rank_one_laplace
 from bayesbandit.inference.potential import BoundModel
@@ -248,10 +248,12 @@ class DenseNewton:
         # Plain Cholesky: the likelihood's curvature is PSD on this path, and the prior's (the
         # Gaussian of the last fit, or the program's Gaussian prior, translated or not) positive definite.
         positive_definite = predictor is not None and (gaussian is not None or predictor.gaussian_prior)
-        prior_derivatives = gaussian
-        if prior_shift is not None:
-            prior_derivatives = generic_derivatives(lambda t: bound.prior_potential(t - prior_shift))
-        derivatives = None if predictor is None else fast_derivatives(bound, x, y, w, prior=prior_derivatives)
+        if predictor is None:
+            derivatives = None
+        elif gaussian is None:
+            derivatives = bound.potential_derivatives(x, y, w, prior_shift=prior_shift)
+        else:
+            derivatives = fast_derivatives(bound, x, y, w, prior=gaussian)
         result = newton_minimize(
             fn,
             theta0,
