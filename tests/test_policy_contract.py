@@ -10,7 +10,9 @@ from bayesbandit.testing import parametrize_with_checks
 POLICIES = [
     bb.GLMTSL(logistic(), a=1.0),
     bb.GLMTSL(logistic(), a=1.0, history="online"),
+    bb.GLMTSL(logistic(), a=1.0, proposals=8),
     bb.GLMFPL(logistic(), a=0.5),
+    bb.GLMFPL(logistic(), a=0.5, noise="paper"),
     bb.GLMUCB(logistic(), rho=0.5),
     bb.UCBGLM(logistic(), alpha=0.5),
     bb.EpsilonGreedy(logistic(), epsilon=0.05),
