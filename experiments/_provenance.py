@@ -18,7 +18,7 @@ from typing import Any
 
 from bayesbandit.checkpoint.atomic import write_atomically
 
-__all__ = ["MANIFEST", "git", "provenance", "stamp", "update_manifest"]
+__all__ = ["MANIFEST", "code_version", "git", "provenance", "stamp", "update_manifest"]
 
 MANIFEST = "run.json"
 """The file in an output folder that records the experiment, its options and its provenance."""
@@ -37,15 +37,28 @@ def git(*args: str) -> str:
     return out.stdout.strip()
 
 
-def provenance(command: str, wall_s: float) -> dict[str, Any]:
-    """The facts of a finished run: ``command``, ``commit``, ``uncommitted_changes``, ``date``, ``machine``, ``wall_s``."""
-    import jax
+def code_version() -> dict[str, Any]:
+    """The code a run starts from: ``commit`` (``HEAD``) and ``uncommitted_changes`` (``git status`` lines).
 
+    Read when the run starts, so that edits made to the checkout while it runs are not credited to it.
+    """
     status = git("status", "--porcelain", "--untracked-files=no")
     return {
-        "command": command,
         "commit": git("rev-parse", "HEAD"),
         "uncommitted_changes": [] if status == "unknown" else status.splitlines(),
+    }
+
+
+def provenance(command: str, wall_s: float, code: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The facts of a finished run: ``command``, ``commit``, ``uncommitted_changes``, ``date``, ``machine``, ``wall_s``.
+
+    ``code`` is :func:`code_version` read when the run started (default: read now).
+    """
+    import jax
+
+    return {
+        "command": command,
+        **(code if code is not None else code_version()),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": {
             "platform": platform.platform(),

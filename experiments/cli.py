@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bayesbandit.experiments._provenance import MANIFEST, provenance, stamp
+from bayesbandit.experiments._provenance import MANIFEST, code_version, provenance, stamp
 
 from bayesbandit import __version__
 from bayesbandit.errors import BayesBanditError, IncompleteGrid, InvalidInput
@@ -182,10 +182,11 @@ def _client(args: argparse.Namespace) -> Any:
     return None
 
 
-def _report(name: str, paths: dict[str, Path], elapsed: float, out: Path, command: str) -> None:
-    """Stamp ``out`` with the run's provenance (:mod:`~experiments._provenance`) and print what was written."""
+def _report(name: str, paths: dict[str, Path], elapsed: float, out: Path, command: str, code: dict[str, Any]) -> None:
+    """Stamp ``out`` with the run's provenance (:mod:`~experiments._provenance`; ``code`` as read at the start)
+    and print what was written."""
     summaries = [Path(p) for p in paths.values() if Path(p).suffix == ".md" and Path(p).is_file()]
-    stamp(out, provenance(command, elapsed), summaries)
+    stamp(out, provenance(command, elapsed, code), summaries)
     print(f"\n{name} finished in {elapsed:.1f} s; wrote:")
     for kind, path in paths.items():
         print(f"  {kind:<8} {path}")
@@ -208,7 +209,7 @@ def _start_processes(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _merge(args: argparse.Namespace, command: str) -> int:
+def _merge(args: argparse.Namespace, command: str, code: dict[str, Any]) -> int:
     """``bayesbandit merge``: the experiment's results from the parts stored in the shards' folders."""
     from bayesbandit.experiments import load_experiment
 
@@ -249,7 +250,7 @@ def _merge(args: argparse.Namespace, command: str) -> int:
         return 2
     if out.resolve() != args.folders[0].resolve():
         (out / MANIFEST).write_text(json.dumps(first, indent=1))
-    _report(first["experiment"], paths, time.perf_counter() - start, out, command)
+    _report(first["experiment"], paths, time.perf_counter() - start, out, command, code)
     return 0
 
 
@@ -257,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     command = " ".join(["bayesbandit", *(sys.argv[1:] if argv is None else argv)])
+    code = code_version()  # the code this run starts from, before anyone can edit the checkout
     # Before JAX starts its CPU backend: the smallest XLA:CPU pool (one thread per host device).
     # The runs on each device are one program each, so more threads would only oversubscribe the
     # cores; the library's LAPACK calls never wait on the pool (bayesbandit/_linalg.py).
@@ -274,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<{width}}  {_description(module)}")
         return 0
     if args.command == "merge":
-        return _merge(args, command)
+        return _merge(args, command, code)
 
     if args.experiment not in EXPERIMENTS:
         print(f"bayesbandit: unknown experiment {args.experiment!r}; known: {', '.join(EXPERIMENTS)}", file=sys.stderr)
@@ -347,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bayesbandit: {exc}", file=sys.stderr)
         return 2
     if leader:
-        _report(args.experiment, paths, time.perf_counter() - start, out, command)
+        _report(args.experiment, paths, time.perf_counter() - start, out, command, code)
     return 0
 
 
