@@ -18,7 +18,7 @@ from typing import Any
 
 from bayesbandit.checkpoint.atomic import write_atomically
 
-__all__ = ["MANIFEST", "code_version", "git", "provenance", "stamp", "update_manifest"]
+__all__ = ["MANIFEST", "code_version", "footer", "git", "provenance", "stamp", "update_manifest"]
 
 MANIFEST = "run.json"
 """The file in an output folder that records the experiment, its options and its provenance."""
@@ -80,18 +80,35 @@ def update_manifest(out: Path, **fields: Any) -> dict[str, Any]:
     return manifest
 
 
+def footer(record: dict[str, Any]) -> str:
+    """The one line a summary prints of ``record``: what made it, from which code, where and how long.
+
+    A record with ``reconstructed`` (a result committed before runs recorded their provenance) says where
+    its facts come from; without a wall time it names the commit that committed the result and says
+    that the run itself was not recorded.
+    """
+    why = record.get("reconstructed")
+    if why and record.get("wall_s") is None:
+        return (
+            f"Committed at commit {record['commit'][:10]}, {record['date']}, from `{record['command']}`; "
+            f"the run's own code, machine and wall time were not recorded ({why})."
+        )
+    changed = len(record.get("uncommitted_changes", []))
+    dirty = f", with uncommitted changes to {changed} file{'s' if changed > 1 else ''}" if changed else ""
+    return (
+        f"Made by `{record['command']}` at commit {record['commit'][:10]}{dirty}, {record['date']}, on "
+        f"{record['machine']['cpus']} CPUs ({record['machine']['devices']}), in {record['wall_s']:,.0f} s"
+        + (f" ({why})." if why else ".")
+    )
+
+
 def stamp(out: Path, record: dict[str, Any], summaries: list[Path]) -> None:
     """Record ``record`` (:func:`provenance`) in ``out/run.json`` and as the last line of each markdown ``summaries``.
 
     A summary stamped before (by an earlier run into the same folder) has its line replaced.
     """
     update_manifest(out, provenance=record)
-    changed = len(record["uncommitted_changes"])
-    dirty = f", with uncommitted changes to {changed} file{'s' if changed > 1 else ''}" if changed else ""
-    line = (
-        f"{_FOOTER} Made by `{record['command']}` at commit {record['commit'][:10]}{dirty}, {record['date']}, on "
-        f"{record['machine']['cpus']} CPUs ({record['machine']['devices']}), in {record['wall_s']:,.0f} s."
-    )
+    line = f"{_FOOTER} {footer(record)}"
     for path in summaries:
         text = path.read_text()
         kept = text.split(f"\n{_FOOTER}")[0].rstrip("\n")

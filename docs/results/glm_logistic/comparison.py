@@ -1,11 +1,11 @@
-"""Write the table of ``glm_logistic_comparison.md``: a Figure 1 run against the committed one.
+"""Write the table of ``comparison.md``: a Figure 1 run against the committed one.
 
 Usage, from the repository root, after ``bayesbandit run glm-logistic --out OUT``::
 
-    python docs/results/glm_logistic_comparison.py OUT [REVISION]
+    python docs/results/glm_logistic/comparison.py OUT [REVISION]
 
 For every (d, policy) curve it reads the final regret, its standard error and the run time from
-``OUT/glm_logistic.md`` and from ``docs/results/glm_logistic.md`` at git ``REVISION`` (default
+``OUT/glm_logistic.md`` and from the committed ``glm_logistic.md`` at git ``REVISION`` (default
 ``HEAD``), and prints a markdown table with the difference and ``z = difference / sqrt(se1^2 +
 se2^2)`` (the committed run's per-run data is not kept, so the two runs are not paired), then the
 largest ``|z|``, the count beyond 2, and the run time per ``d``.
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-COMMITTED = "docs/results/glm_logistic.md"
+COMMITTED = ("docs/results/glm_logistic/glm_logistic.md", "docs/results/glm_logistic.md")  # now, and before 2026-11-29
 
 
 def curves(summary: str) -> dict[tuple[int, str], dict[str, float]]:
@@ -39,9 +39,8 @@ def curves(summary: str) -> dict[tuple[int, str], dict[str, float]]:
 
 def main(argv: list[str]) -> None:
     out_dir, revision = Path(argv[0]), argv[1] if len(argv) > 1 else "HEAD"
-    committed_text = subprocess.run(
-        ["git", "show", f"{revision}:{COMMITTED}"], capture_output=True, text=True, check=True
-    ).stdout
+    shown = [subprocess.run(["git", "show", f"{revision}:{path}"], capture_output=True, text=True) for path in COMMITTED]
+    committed_text = next(out.stdout for out in shown if out.returncode == 0)
     old, new = curves(committed_text), curves((out_dir / "glm_logistic.md").read_text())
     print(
         "| d | policy | committed R(n) | this run R(n) | difference | z (combined se) | committed run s | this run s |"
