@@ -2,9 +2,13 @@
 
 A results page (``docs/results/<experiment>/summary.md``, ``benchmarks/results/*.md``) is markdown: ``## `` section
 headings, each followed by tables, a table optionally introduced by a one-line caption ("Paired difference vs
-GSE-Lin-FW:"). A table is addressed by its section heading and caption, a cell by its row label (the first column)
-and column label (the header row). A cell ``"+0.049 ± 0.016"`` reads as value 0.049 and standard error 0.016,
-``"—"`` as no value, ``"80 / 0.01 s"`` as value 80, ``"136x"`` as value 136.
+GSE-Lin-FW:"). A table is addressed by its section heading and caption, a cell by its row label (the first column;
+the first two, ``"program / policy"``, where the first repeats) and column label (the header row). A cell
+``"+0.049 ± 0.016"`` (or ``"+0.049 +- 0.016"``) reads as value 0.049 and standard error 0.016, ``"—"`` as no value,
+``"80 / 0.01 s"`` as value 80, ``"136x"`` as value 136, ``"×11.5"`` as 11.5, ``"1,856"`` as 1856.
+
+The lines outside the tables (headings, captions, notes) are the page's prose, read by a pattern whose ``{}`` marks a
+number (``"Wall time {} min"``). The closing ``<!-- provenance -->`` line belongs to neither.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ SUPERSEDING = "od_linbai.md"
 """A page beside ``summary.md`` whose ``OD-LinBAI`` column replaces the summary's, while it exists."""
 SUPERSEDED_COLUMN = "OD-LinBAI"
 
-_NUMBER = r"[+\-−]?\d+(?:\.\d+)?"
-_ABSENT = {"—", "-", ""}
+_NUMBER = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_PM = r"\s*(?:±|\+-)\s*"
+_ABSENT = {"—", "–", "-", ""}
+PROVENANCE = "<!-- provenance -->"
 
 
 @dataclass(frozen=True)
@@ -36,15 +42,15 @@ class Cell:
     def parse(cls, text: str) -> Cell:
         if text in _ABSENT:
             return cls(text, None, None)
-        number = re.match(_NUMBER, text)
+        number = re.match(r"×?(" + _NUMBER + ")(?:" + _PM + "(" + _NUMBER + "))?", text)
         if number is None:
             return cls(text, None, None)
-        se = re.search(r"±\s*(" + _NUMBER + ")", text)
-        return cls(text, _float(number.group()), _float(se.group(1)) if se else None)
+        se = number.group(2)
+        return cls(text, _float(number.group(1)), _float(se) if se else None)
 
 
 def _float(text: str) -> float:
-    return float(text.replace("−", "-"))
+    return float(text.replace("−", "-").replace(",", ""))
 
 
 @dataclass
@@ -69,33 +75,66 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
-def read_tables(path: Path) -> list[Table]:
-    """Every table of a markdown page, in order."""
+def _table(path: Path, section: str, caption: str, header: list[str], body: list[tuple[int, list[str]]]) -> Table:
+    """The table of ``header`` and ``body`` (line number, cells), its rows labelled by the first column, or by the
+    first two joined by ``" / "`` where the first repeats."""
+    for number, cells in body:
+        if len(cells) != len(header):
+            raise ValueError(f"{path}:{number}: {len(cells)} cells under a header of {len(header)}")
+    firsts = [cells[0] for _, cells in body]
+    keys = 2 if len(set(firsts)) < len(firsts) else 1
+    table = Table(section, caption, " / ".join(header[:keys]), header[keys:])
+    for number, cells in body:
+        label = " / ".join(cells[:keys])
+        if label in table.rows:
+            raise ValueError(f"{path}:{number}: row {label!r} twice in one table")
+        table.rows[label] = {c: Cell.parse(t) for c, t in zip(header[keys:], cells[keys:])}
+    return table
+
+
+def read_page(path: Path) -> tuple[list[Table], list[tuple[str, str]]]:
+    """Every table of a markdown page, in order, and its prose: ``(section, line)`` for every other non-empty line,
+    headings included (in their own section), the provenance line left out."""
     tables: list[Table] = []
+    prose: list[tuple[str, str]] = []
     section, above = "", ""
     lines = path.read_text().splitlines()
     i = 0
     while i < len(lines):
         line = lines[i].strip()
-        if line.startswith("#"):
+        if line.startswith(PROVENANCE):
+            above = ""
+        elif line.startswith("#"):
             section, above = line.lstrip("#").strip(), ""
+            prose.append((section, section))
         elif line.startswith("|") and i + 1 < len(lines) and re.fullmatch(r"\|[\s|:\-]+\|", lines[i + 1].strip()):
             header = _cells(line)
-            table = Table(section, above, header[0], header[1:])
+            body = []
             i += 2
             while i < len(lines) and lines[i].strip().startswith("|"):
-                cells = _cells(lines[i])
-                if len(cells) != len(header):
-                    raise ValueError(f"{path}:{i + 1}: {len(cells)} cells under a header of {len(header)}")
-                table.rows[cells[0]] = {c: Cell.parse(t) for c, t in zip(header[1:], cells[1:])}
+                body.append((i + 1, _cells(lines[i])))
                 i += 1
-            tables.append(table)
+            tables.append(_table(path, section, above, header, body))
             above = ""
             continue
         elif line:
             above = line
+            prose.append((section, line))
         i += 1
-    return tables
+    return tables, prose
+
+
+def read_tables(path: Path) -> list[Table]:
+    """Every table of a markdown page, in order."""
+    return read_page(path)[0]
+
+
+def _pattern(pattern: str) -> re.Pattern[str]:
+    """``pattern`` as a regular expression: ``{}`` a number with an optional ``± se``, ``{*}`` a list of numbers
+    separated by ``", "``, the rest literal."""
+    one, many = "(" + _NUMBER + "(?:" + _PM + _NUMBER + ")?)", "(" + _NUMBER + "(?:, " + _NUMBER + ")*)"
+    parts = re.split(r"(\{\*?\})", pattern)
+    return re.compile("".join(one if p == "{}" else many if p == "{*}" else re.escape(p) for p in parts))
 
 
 class Page:
@@ -103,19 +142,28 @@ class Page:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.tables = read_tables(path)
+        self.tables, self.prose = read_page(path)
 
-    def find(self, caption: str, section: str | None = None) -> list[Table]:
-        """The tables whose caption starts with ``caption`` (``""``: those right under their heading), in ``section``
-        (None: in every section)."""
+    def find(self, caption: str | None, section: str | None = None) -> list[Table]:
+        """The tables whose caption starts with ``caption`` (``""``: those right under their heading; None: any), in
+        ``section`` (None: in every section)."""
         return [
             t
             for t in self.tables
             if (section is None or t.section == section)
-            and (t.caption.startswith(caption) if caption else not t.caption)
+            and (caption is None or (t.caption.startswith(caption) if caption else not t.caption))
         ]
 
-    def table(self, caption: str, section: str | None = None) -> Table:
+    def numbers(self, pattern: str, section: str | None = None) -> list[Cell]:
+        """The numbers ``pattern``'s ``{}`` and ``{*}`` mark in the one prose line of ``section`` (None: of the page)
+        it matches, in order."""
+        regex = _pattern(pattern)
+        found = [m for s, line in self.prose if section is None or s == section for m in [regex.search(line)] if m]
+        if len(found) != 1:
+            raise KeyError(f"{self.path}: {len(found)} prose lines in {section!r} match {pattern!r}")
+        return [Cell.parse(item) for group in found[0].groups() for item in group.split(", ")]
+
+    def table(self, caption: str | None, section: str | None = None) -> Table:
         """The one table :meth:`find` finds."""
         found = self.find(caption, section)
         if len(found) != 1:
