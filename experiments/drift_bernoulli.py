@@ -55,7 +55,7 @@ SMPYBANDITS = {
     "CUSUM-klUCB": "149 +- 33",
     "GLR-klUCB global": "94 +- 28",
     "GLR-klUCB local": "66 +- 22",
-    "oracle restart": "33 +- 26",
+    "Oracle-klUCB": "33 +- 26",
 }
 
 

@@ -16,7 +16,13 @@ import pathlib
 from typing import Any
 
 import xarray as xr
-from bayesbandit.experiments.sublinear_report import describe_runs, markdown_table, plot_regret_and_time, table_rows
+from bayesbandit.experiments.sublinear_report import (
+    describe_runs,
+    elimination_table,
+    markdown_table,
+    plot_regret_and_time,
+    table_rows,
+)
 
 from bayesbandit.datasets import movielens_bandit_data
 from bayesbandit.envs.movielens import MovieLensCatalogue
@@ -86,7 +92,9 @@ def run(
                 f"ratings, {data.item_ids.size} movies with features, from {data.source}). Regret: rounds whose "
                 "recommended movie the user rated below 4 or did not rate.",
                 "",
-                markdown_table(table_rows(ds)),
+                markdown_table(rows := table_rows(ds)),
+                "",
+                elimination_table(rows),
                 "",
             ]
         )

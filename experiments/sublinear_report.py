@@ -7,6 +7,9 @@ are reported, both against the exact twin's total time:
 
 * the paper's: twin total / method excl. preprocessing (its 72x for Sub-Elim);
 * the fair one: twin total / method total.
+
+For the elimination policies a second table says what elimination kept and how the searches were
+used (:func:`elimination_table`).
 """
 
 from __future__ import annotations
@@ -18,14 +21,21 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-__all__ = ["table_rows", "markdown_table", "plot_regret_and_time"]
+from bayesbandit.sim.catalogue import INDEX_USE
+
+__all__ = ["table_rows", "markdown_table", "elimination_table", "plot_regret_and_time"]
 
 
 def _twin(name: str, names: list[str]) -> str | None:
-    """The exact twin of a policy named ``Sub-X, p = 30`` is ``Linear X``."""
+    """The exact twin of a policy named ``Sub-X, p = 30[, more]`` is ``Linear X[, more]``.
+
+    >>> _twin("Sub-Elim, p = 30, beta = 2", ["Linear Elim, beta = 2", "Linear Elim, beta = 0.3"])
+    'Linear Elim, beta = 2'
+    """
     if not name.startswith("Sub-"):
         return None
-    base = "Linear " + name.split(",")[0].removeprefix("Sub-")
+    head, *rest = name.split(", ")
+    base = ", ".join(["Linear " + head.removeprefix("Sub-"), *(part for part in rest if not part.startswith("p = "))])
     return base if base in names else None
 
 
@@ -48,9 +58,10 @@ def table_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
             "rebuild": float(ds.rebuild_seconds.sel(policy=name).mean()),
             "per_step_us": 1e6 * float(steps.sel(policy=name)) / ds.sizes["round"],
         }
-        if "kept_arms" in ds:  # what elimination left at the horizon, and how far its best is from the best
-            row["kept_arms"] = ds.kept_arms.sel(policy=name).values
-            row["kept_gap"] = ds.kept_gap.sel(policy=name).values
+        # what elimination left at the horizon and how its searches went, for the policies that report it
+        if all(var in ds for var in INDEX_USE) and not np.isnan(ds.queries.sel(policy=name).values).any():
+            for var in ("kept_arms", "kept_gap", *INDEX_USE):
+                row[var] = ds[var].sel(policy=name).values
         if twin is not None:
             base = float(total.sel(policy=twin))
             row["speedup_paper"] = base / row["steps"]
@@ -60,21 +71,58 @@ def table_rows(ds: xr.Dataset) -> list[dict[str, Any]]:
 
 
 def markdown_table(rows: list[Mapping[str, Any]]) -> str:
-    """The rows as a markdown table."""
+    """The rows as a markdown table: regret, times and speed-ups."""
     lines = [
         "| policy | regret (mean ± sd) | total s | excl. preprocessing s | build s | rebuild s | per step | "
-        "speed-up, paper's (fair) | arms kept at the end (median, range) | kept best's gap (range) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "speed-up, paper's (fair) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         speed = f"×{r['speedup_paper']:.2f} (×{r['speedup_fair']:.2f})" if "speedup_paper" in r else "×1"
-        kept, gap = "—", "—"
-        if "kept_arms" in r:
-            kept = f"{np.median(r['kept_arms']):.0f} ({np.min(r['kept_arms'])}-{np.max(r['kept_arms'])})"
-            gap = f"{np.min(r['kept_gap']):.2f}-{np.max(r['kept_gap']):.2f}"
         lines.append(
             f"| {r['policy']} | {r['regret']:.0f} ± {r['regret_sd']:.0f} | {r['total']:.2f} | {r['steps']:.2f} | "
-            f"{r['init']:.2f} | {r['rebuild']:.2f} | {r['per_step_us']:.0f} µs | {speed} | {kept} | {gap} |"
+            f"{r['init']:.2f} | {r['rebuild']:.2f} | {r['per_step_us']:.0f} µs | {speed} |"
+        )
+    return "\n".join(lines)
+
+
+def _count(x: float) -> str:
+    """A count, or a median of counts (a half when the runs are even in number)."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+def _spread(values: np.ndarray) -> str:
+    """``min / median / max`` over runs."""
+    return " / ".join(_count(f(values)) for f in (np.min, np.median, np.max))
+
+
+def elimination_table(rows: list[Mapping[str, Any]]) -> str:
+    """What elimination kept, and how the searches went, per run, for the rows that report it (Sub-Elim's).
+
+    *Live arms at the end*: the live arms the policy had not eliminated at the horizon; the runs that
+    end with exactly one of them, of all runs; and ``min / median / max`` over runs. *Kept arm's
+    gap*: the best live arm's mean minus the best kept arm's (0: the best arm survived), its range
+    over runs, and the runs that kept the best arm. *Searches* (``min / median / max`` per run):
+    ``Query`` calls (Alg. 2), those the stage's index answered (the rest scanned a stage of at most
+    ``exact_below`` arms), nulls (a query that found no arm of uncertainty ``>= 2^{-s-1}``, after which
+    the stage is scanned and re-bucketed) and rounds served by a uniform draw from the last stage
+    without any query. An empty string when no row reports them.
+    """
+    rows = [r for r in rows if "queries" in r]
+    if not rows:
+        return ""
+    lines = [
+        "| policy | runs ending with one live arm | live arms at the end (min / median / max) | "
+        "kept arm's gap (range) | runs keeping the best arm | queries per run | answered by the index | "
+        "nulls (stage scanned) | rounds without a query |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        kept, gap, runs = r["kept_arms"], r["kept_gap"], len(r["kept_arms"])
+        lines.append(
+            f"| {r['policy']} | {int(np.sum(kept == 1))} of {runs} | {_spread(kept)} | "
+            f"{np.min(gap):.2f}-{np.max(gap):.2f} | {int(np.sum(gap == 0))} of {runs} | {_spread(r['queries'])} | "
+            f"{_spread(r['index_queries'])} | {_spread(r['null_queries'])} | {_spread(r['unqueried_rounds'])} |"
         )
     return "\n".join(lines)
 

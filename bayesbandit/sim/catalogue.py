@@ -31,6 +31,9 @@ from bayesbandit.validation import check_int
 
 __all__ = ["simulate_catalogue", "build_seconds"]
 
+INDEX_USE = ("queries", "index_queries", "null_queries", "unqueried_rounds")
+"""The search counters a policy state may report as ``state.index_use`` (Sub-Elim's; NaN for the others)."""
+
 
 def build_seconds(state: Any) -> float:
     """Seconds the state's indexes have spent building forests so far (0 for exact scans)."""
@@ -83,7 +86,9 @@ def _play(policy: Any, env: Any, run: Any, horizon: int, rng: np.random.Generato
         regret[t], reward[t], action[t] = rnd.outcome.regret, rnd.feedback, rnd.action
     live = np.flatnonzero(run.live)
     kept = live[np.asarray(policy.held(state, live), dtype=bool)]
+    use = getattr(state, "index_use", None)
     return {
+        **{name: np.nan if use is None else use[name] for name in INDEX_USE},
         "regret": regret,
         "reward": reward,
         "action": action,
@@ -137,7 +142,12 @@ def simulate_catalogue(
         ``rebuild_seconds``, ``total_seconds``, ``kept_arms`` (the live arms the policy still
         considers at the end: all of them for Sub-TS, the survivors of elimination for Sub-Elim)
         and ``kept_gap`` (the best live arm's mean minus the best kept arm's: 0 when elimination
-        kept the best arm).
+        kept the best arm); and, for a policy whose state reports them (Sub-Elim's
+        ``SubElimState.index_use``; NaN for the others), its searches over the run: ``queries``
+        (Alg. 2 ``Query`` calls), ``index_queries`` (those its indexes answered; the rest scanned a
+        small stage exactly), ``null_queries`` (queries that found no uncertain arm, each followed by a
+        scan of the stage) and ``unqueried_rounds`` (rounds drawn uniformly from the last stage
+        without a query).
     """
     if not isinstance(policies, Mapping) or not policies:
         raise InvalidInput("simulate_catalogue: 'policies' must be a non-empty mapping of names to host policies.")
@@ -181,6 +191,7 @@ def simulate_catalogue(
             "total_seconds": (("policy", "run"), stack("init_seconds") + step, {"units": "s"}),
             "kept_arms": (("policy", "run"), stack("kept_arms")),
             "kept_gap": (("policy", "run"), stack("kept_gap")),
+            **{name: (("policy", "run"), stack(name).astype(np.float64)) for name in INDEX_USE},
             "policy_description": ("policy", np.array([repr(policies[n]) for n in names], dtype=str)),
         },
         coords={"policy": names, "run": np.arange(runs), "round": np.arange(horizon)},

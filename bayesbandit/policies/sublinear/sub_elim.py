@@ -81,7 +81,25 @@ class SubElimState:
         self.r_low = -math.inf  # best lower confidence bound seen
         self.leader: int | None = None  # the arm attaining r_low
         self.eliminated = 0
-        self.rebuckets = 0
+        self.rebuckets = 0  # nulls: queries answered by scanning and re-bucketing the stage
+        self.queries = 0  # Alg. 2 Query calls (lines 18, 26)
+        self.index_queries = 0  # of which the stage's index answered (the rest: exact scans of small stages)
+        self.unqueried_rounds = 0  # rounds drawn uniformly from the last stage with no query at all
+
+    @property
+    def index_use(self) -> dict[str, int]:
+        """How the stages' searches were used so far: ``queries`` (Alg. 2 ``Query`` calls),
+        ``index_queries`` (of those, the ones the stage's index answered, the rest being exact scans of
+        stages of at most ``exact_below`` arms), ``null_queries`` (queries that found no arm of
+        ``u >= 2^{-s-1}``, each followed by a scan of the stage) and ``unqueried_rounds`` (rounds served
+        by a uniform draw from the last stage without any query). A round makes zero or more queries:
+        ``queries - null_queries`` rounds ended on a query's answer."""
+        return {
+            "queries": self.queries,
+            "index_queries": self.index_queries,
+            "null_queries": self.rebuckets,
+            "unqueried_rounds": self.unqueried_rounds,
+        }
 
     def __len__(self) -> int:
         return len(self.stage_of)
@@ -242,10 +260,13 @@ class SubElim:
 
     # ---------------------------------------------------------------------------- selection
     def _query(self, state: SubElimState, stage: Stage, v_inv: np.ndarray) -> int | None:
-        """Alg. 2 ``Query``: an arm of ``u >= 2^{-s-1}`` in the stage, or ``None`` (a null)."""
+        """Alg. 2 ``Query``: an arm of ``u >= 2^{-s-1}`` in the stage, or ``None`` (a null); counted in
+        ``state.index_use``."""
+        state.queries += 1
         if len(stage) <= self.scan_limit or stage.index is None:
             ids, features = stage.store.ids, stage.store.matrix
         else:
+            state.index_queries += 1
             ids = stage.index.query(pack_matrix(v_inv), self.shortlist)
             features = stage.store.get(ids)
         u = self.beta * state.stats.uncertainty(features)
@@ -273,9 +294,12 @@ class SubElim:
             raise InvalidInput(f"{type(self).__name__}.select: the catalogue is empty. Fix: add arms first.")
         v_inv = state.stats.v_inv
         rebuckets = 0
+        queried = state.queries
         while True:
             stage = next(st for st in state.stages if len(st))
             if stage.s == self.s_max:
+                if state.queries == queried:
+                    state.unqueried_rounds += 1
                 drawn = int(stage.store.ids[host_rng(key).integers(len(stage))])
                 return drawn, SubElimInfo(True, stage.s, rebuckets, True, len(state))
             found = self._query(state, stage, v_inv)
@@ -298,6 +322,9 @@ class SubElim:
             "leader": state.leader,
             "eliminated": state.eliminated,
             "rebuckets": state.rebuckets,
+            "queries": state.queries,
+            "index_queries": state.index_queries,
+            "unqueried_rounds": state.unqueried_rounds,
         }
         arrays: list[np.ndarray] = [state.stats.v_inv, state.stats.b]
         indexes: dict[str, Any] = {}
@@ -327,6 +354,10 @@ class SubElim:
         state.r_low = -math.inf if meta["r_low"] is None else float(meta["r_low"])
         state.leader = meta["leader"]
         state.eliminated, state.rebuckets = int(meta["eliminated"]), int(meta["rebuckets"])
+        # a state saved before the search counters existed restores them from 0
+        state.queries = int(meta.get("queries", 0))
+        state.index_queries = int(meta.get("index_queries", 0))
+        state.unqueried_rounds = int(meta.get("unqueried_rounds", 0))
         return state
 
     def update(
