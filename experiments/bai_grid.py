@@ -8,6 +8,11 @@ Replications are paired by the seed and their index alone, so blocks run at diff
 other processes or on other machines (:mod:`bayesbandit.scale`) combine into paired differences.
 A stored part with the same seed, budget, environment and algorithm is not run again.
 
+A run may be restricted to some cells (``cells``, the CLI's ``--cells``), named by their labels
+as the summaries print them, ``PANEL, X`` (:attr:`Cell.label`, e.g. ``B/K = 10, 16``); the
+summary then lists the cells that ran. Their parts are those of the whole grid, so a run of a few
+cells into the folder of a whole-grid run reuses its stored parts, and the other way round.
+
 Outputs: ``results.nc`` (dims cell x algorithm x replication, with accuracies, binomial standard
 errors, paired differences against the reference algorithm, pulls and seconds), ``accuracy.png``
 (one panel per figure panel: accuracy against the x value, with standard-error bars) and
@@ -31,7 +36,7 @@ from bayesbandit.errors import InvalidInput
 from bayesbandit.scale import Grid, Part, PartStore, plan, run_grid
 from bayesbandit.validation import check_int
 
-__all__ = ["Cell", "Experiment", "BAIGrid", "write_grid"]
+__all__ = ["Cell", "Experiment", "BAIGrid", "select_cells", "write_grid"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,37 @@ class Cell:
     @property
     def slug(self) -> str:
         return re.sub(r"[^A-Za-z0-9]+", "_", f"{self.panel}_x{self.x:g}").strip("_")
+
+    @property
+    def label(self) -> str:
+        """The cell as summaries name it and ``cells`` selects it: ``PANEL, X`` (e.g. ``B/K = 10, 16``)."""
+        return f"{self.panel}, {self.x:g}"
+
+
+def select_cells(cells: Sequence[Cell], labels: Sequence[str]) -> list[Cell]:
+    """The cells whose :attr:`Cell.label` is one of ``labels`` (spaces ignored), in the grid's order.
+
+    Raises :class:`~bayesbandit.errors.InvalidInput` naming the known labels when a label names no
+    cell or none is given.
+    """
+    known = {"".join(cell.label.split()): cell for cell in cells}
+    listing = "; ".join(cell.label for cell in cells)
+    if isinstance(labels, str) or not labels:
+        raise InvalidInput(
+            f"The 'cells' parameter of the bai grids must be a non-empty list of cell labels. Got {labels!r}. "
+            f"Known cells: {listing}. Fix: pass e.g. cells=[{cells[0].label!r}] "
+            f"(on the command line: --cells {cells[0].label!r}, several separated by ';')."
+        )
+    for label in labels:
+        if "".join(str(label).split()) not in known:
+            raise InvalidInput(
+                f"The 'cells' parameter of the bai grids must name cells of the grid by their labels, 'PANEL, X' "
+                f"as the summaries print them. Got {label!r}, which names no cell. Known cells: {listing}. "
+                f"Fix: pass one of these labels (on the command line: --cells {cells[0].label!r}, several "
+                f"separated by ';')."
+            )
+    chosen = {"".join(str(label).split()) for label in labels}
+    return [cell for key, cell in known.items() if key in chosen]
 
 
 @dataclass(frozen=True)
@@ -73,12 +109,14 @@ class Experiment:
         shard_of: tuple[int, int] | None = None,
         sources: Sequence[str | pathlib.Path] = (),
         compute: bool = True,
+        cells: Sequence[str] | None = None,
     ) -> dict[str, pathlib.Path]:
         """Run the grid (200 replications with ``quick``, else 1,000; ``runs`` overrides) and write
         results.nc, accuracy.png and summary.md.
 
         ``policies`` restricts the algorithms to those with one of these names (the CLI's
-        ``--policies``); ``horizon`` is not used (budgets are part of the grid). The grid's parts
+        ``--policies``) and ``cells`` the cells to those with one of these labels (:func:`select_cells`;
+        the CLI's ``--cells``); ``horizon`` is not used (budgets are part of the grid). The grid's parts
         (:class:`BAIGrid`: a cell, an algorithm and a block of ``block`` replications, default 250)
         are stored in ``out_dir/parts/`` as they finish and reused by a later run with the same
         settings; they run here, on a Dask cluster (``client``) or as shard ``shard_of = (K, N)``,
@@ -93,7 +131,16 @@ class Experiment:
                 f"paired standard errors divide by R - 1). Got block={block} for {replications} replications. "
                 f"Fix: pass another block, e.g. {block + 1}."
             )
-        grid = BAIGrid(self, quick, replications, seed, block, None if policies is None else tuple(policies))
+        grid = BAIGrid(
+            self,
+            quick,
+            replications,
+            seed,
+            block,
+            None if policies is None else tuple(policies),
+            None if cells is None else tuple(cells),
+        )
+        grid.cells()  # an unknown cell label is refused before anything runs
         done = run_grid(
             grid,
             store=PartStore(out_dir, sources=sources),
@@ -110,7 +157,13 @@ class Experiment:
             for cell in grid.cells().values()
         ]
         return write_grid(
-            pathlib.Path(out_dir), frames, self.title, x_label=self.x_label, reference=self.reference, seed=seed
+            pathlib.Path(out_dir),
+            frames,
+            self.title,
+            x_label=self.x_label,
+            reference=self.reference,
+            seed=seed,
+            grid_cells=None if cells is None else len(self.cells(quick)),
         )
 
 
@@ -126,10 +179,13 @@ class BAIGrid(Grid):
     seed: int
     block: int
     policies: tuple[str, ...] | None = None
+    labels: tuple[str, ...] | None = None  # the cells to run (:func:`select_cells`); None: all
 
     @functools.cached_property
     def _cells(self) -> dict[str, Cell]:
-        return {cell.slug: cell for cell in self.experiment.cells(self.quick)}
+        cells = self.experiment.cells(self.quick)
+        chosen = cells if self.labels is None else select_cells(cells, self.labels)
+        return {cell.slug: cell for cell in chosen}
 
     @functools.cached_property
     def _algorithms(self) -> dict[str, dict[str, Any]]:
@@ -140,7 +196,8 @@ class BAIGrid(Grid):
         }
 
     def cells(self) -> dict[str, Cell]:
-        """The experiment's cells by slug, built once per grid (a cell may load a data set)."""
+        """The experiment's cells by slug (those ``labels`` names, when given), built once per grid (a cell
+        may load a data set)."""
         return self._cells
 
     def algorithms(self, cell: Cell) -> dict[str, Any]:
@@ -181,11 +238,19 @@ def write_grid(
     x_label: str,
     reference: str,
     seed: int,
+    grid_cells: int | None = None,
 ) -> dict[str, pathlib.Path]:
-    """Write results.nc, accuracy.png and summary.md of the cells' evaluations (one dataset per algorithm)."""
+    """Write results.nc, accuracy.png and summary.md of the cells' evaluations (one dataset per algorithm).
+
+    ``grid_cells`` is the number of cells of the whole grid when ``frames`` hold the cells a run
+    chose (``cells``): the results record it (attribute ``grid_cells``) and the summary lists the
+    cells that ran (coordinate ``label``).
+    """
     results = _combine(frames, reference)
     replications = results.sizes["replication"]
     results.attrs.update(title=title, x_label=x_label, reference=reference, replications=replications, seed=seed)
+    if grid_cells is not None:
+        results.attrs.update(grid_cells=grid_cells)
     paths = {"results": out_dir / "results.nc", "plot": out_dir / "accuracy.png", "summary": out_dir / "summary.md"}
     tmp = paths["results"].with_suffix(".tmp")
     results.to_netcdf(tmp)
@@ -232,6 +297,7 @@ def _combine(frames: list[tuple[Cell, list[xr.Dataset]]], reference: str) -> xr.
             "algorithm": names,
             "replication": np.arange(replications),
             "panel": ("cell", [c.panel for c in cells]),
+            "label": ("cell", [c.label for c in cells]),
             "x": ("cell", [c.x for c in cells]),
             "budget": ("cell", [c.budget for c in cells]),
             "env": ("cell", [repr(c.env) for c in cells]),
@@ -286,6 +352,14 @@ def markdown_summary(results: xr.Dataset) -> str:
         f"accuracy +- binomial standard error. Paired differences are accuracy minus {ref}'s on the same "
         "replications, +- the standard error of the per-replication difference."
     )
+    if "grid_cells" in results.attrs:
+        chosen = results.label.values.tolist()
+        lines += [
+            "",
+            f"Cells run ({len(chosen)} of the grid's {int(results.attrs['grid_cells'])}, chosen with `cells`): "
+            + "; ".join(f"`{label}`" for label in chosen)
+            + ".",
+        ]
     for panel in dict.fromkeys(results.panel.values.tolist()):
         sub = results.where(results.panel == panel, drop=True)
         lines += ["", f"## {panel}", "", "| " + " | ".join([results.attrs["x_label"], *names]) + " |"]
@@ -314,7 +388,7 @@ def markdown_summary(results: xr.Dataset) -> str:
     lines.append("| cell | " + " | ".join(names) + " |")
     lines.append("|" + "---|" * (len(names) + 1))
     for c in range(results.sizes["cell"]):
-        row = [f"{results.panel.values[c]}, {float(results.x.values[c]):g} (B={int(results.budget.values[c])})"]
+        row = [f"{results.label.values[c]} (B={int(results.budget.values[c])})"]
         for name in names:
             p = float(results.max_pulls.sel(algorithm=name).values[c])
             s = float(results.seconds_per_100.sel(algorithm=name).values[c])

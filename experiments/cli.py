@@ -9,6 +9,7 @@
     bayesbandit run glm-logistic --shard 0/2 --out shard0/        # job 0 of 2 (a Slurm array)
     bayesbandit merge shard0/ shard1/ --out results/glm-logistic  # the figure from the shards
     bayesbandit run glm-logistic --coordinator host0:1234 --num-processes 2 --process-id 0
+    bayesbandit run bai-adaptive --cells "B/K = 10, 16; B/K = 20, 16"  # two cells of a bai-* grid
 
 ``run`` writes a PNG plot, the results (netCDF) and a markdown summary table into ``--out``,
 prints where they went and the summary table. Compiled executables are kept in JAX's persistent
@@ -23,6 +24,7 @@ import atexit
 import inspect
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -62,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
         "--policies",
         default=None,
         help="comma-separated policy names or name prefixes, for experiments stored one policy per cell (default: all)",
+    )
+    run.add_argument(
+        "--cells",
+        default=None,
+        help="';'-separated cells of a bai-* grid, by their labels in its summary, e.g. 'B/K = 10, 16' (default: all)",
     )
     run.add_argument(
         "--devices",
@@ -257,7 +264,7 @@ def _merge(args: argparse.Namespace, command: str, code: dict[str, Any]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    command = " ".join(["bayesbandit", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["bayesbandit", *(sys.argv[1:] if argv is None else argv)])
     code = code_version()  # the code this run starts from, before anyone can edit the checkout
     # Before JAX starts its CPU backend: the smallest XLA:CPU pool (one thread per host device).
     # The runs on each device are one program each, so more threads would only oversubscribe the
@@ -306,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         options["policies"] = [name.strip() for name in args.policies.split(",") if name.strip()]
+    if args.cells is not None:
+        if "cells" not in inspect.signature(module.run).parameters:
+            print(f"bayesbandit: experiment {args.experiment!r} has no cells to choose; drop --cells", file=sys.stderr)
+            return 2
+        options["cells"] = [label.strip() for label in args.cells.split(";") if label.strip()]
     made_of_parts = "client" in inspect.signature(module.run).parameters  # the grid experiments take a client
     try:
         grid = _grid_options(args, made_of_parts)

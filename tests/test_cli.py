@@ -162,6 +162,43 @@ def test_deep_mnist_shards_merge_to_the_one_process_run(tmp_path, monkeypatch):
     assert grids[0].settings(part)["images"] != grids[1].settings(part)["images"]
 
 
+def test_chosen_cells_of_a_bai_grid_run_alone_and_say_so(tmp_path, capsys, monkeypatch):
+    """--cells runs the named cells only (labels as the summary prints them, spaces ignored); run.json and
+    the summary name them; their parts are the whole grid's; an unknown label is refused naming the known ones."""
+    monkeypatch.setenv("BAYESBANDIT_JAX_CACHE", "")
+    out_dir = tmp_path / "corner"
+    argv = ["run", "bai-random", "--quick", "--runs", "4", "--out", str(out_dir), "--no-progress"]
+    assert main([*argv, "--cells", "Fig. 7: corner, B = 25, 8"]) == 0
+    with xr.open_dataset(out_dir / "results.nc") as ds:
+        assert ds.label.values.tolist() == ["Fig. 7: corner, B = 25, 8"] and int(ds.attrs["grid_cells"]) == 2
+        assert ds.algorithm.values.tolist() == ["GSE-Lin-FW", "OD-LinBAI"] and ds.sizes["replication"] == 4
+        first = ds.load()
+    summary = (out_dir / "summary.md").read_text()
+    assert "Cells run (1 of the grid's 2, chosen with `cells`): `Fig. 7: corner, B = 25, 8`." in summary
+    assert "Fig. 3" not in summary
+    assert json.loads((out_dir / "run.json").read_text())["options"]["cells"] == ["Fig. 7: corner, B = 25, 8"]
+    assert [p.name for p in (out_dir / "parts").iterdir()] == ["Fig_7_corner_B_25_x8"]  # the whole grid's part
+
+    import bayesbandit.experiments.bai_grid as bai_grid
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a stored part was run again")
+
+    monkeypatch.setattr(bai_grid.BAIGrid, "__call__", must_not_run)
+    assert main([*argv, "--cells", "Fig.7:corner,B=25,8"]) == 0
+    xr.testing.assert_identical(xr.load_dataset(out_dir / "results.nc"), first)
+
+    capsys.readouterr()
+    assert main([*argv, "--cells", "Fig. 7: corner, B = 25, 9; Fig. 3: B/K = 20, 16"]) == 2
+    err = capsys.readouterr().err
+    assert "Got 'Fig. 7: corner, B = 25, 9', which names no cell" in err
+    assert "Known cells: Fig. 3: B/K = 20, 16; Fig. 7: corner, B = 25, 8." in err
+    assert main([*argv, "--cells", " ; "]) == 2
+    assert "non-empty list of cell labels" in capsys.readouterr().err
+    assert main(["run", "glm-logistic", "--quick", "--out", str(tmp_path / "g"), "--cells", "B/K = 10, 16"]) == 2
+    assert "drop --cells" in capsys.readouterr().err
+
+
 def test_runs_are_split_over_one_host_device_per_core_unless_told(monkeypatch):
     from bayesbandit.experiments.cli import _use_host_devices
 
