@@ -71,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
         help="';'-separated cells of a bai-* grid, by their labels in its summary, e.g. 'B/K = 10, 16' (default: all)",
     )
     run.add_argument(
+        "--sections",
+        default=None,
+        help="comma-separated section names, for experiments made of sections (comb-clustered; default: all)",
+    )
+    run.add_argument(
         "--devices",
         type=_positive_int,
         default=None,
@@ -313,6 +318,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         options["policies"] = [name.strip() for name in args.policies.split(",") if name.strip()]
+    if args.sections is not None:
+        if "sections" not in inspect.signature(module.run).parameters:
+            print(f"bayesbandit: experiment {args.experiment!r} has no sections; drop --sections", file=sys.stderr)
+            return 2
+        options["sections"] = [name.strip() for name in args.sections.split(",") if name.strip()]
     if args.cells is not None:
         if "cells" not in inspect.signature(module.run).parameters:
             print(f"bayesbandit: experiment {args.experiment!r} has no cells to choose; drop --cells", file=sys.stderr)

@@ -231,3 +231,10 @@ def test_list_prints_no_third_party_warning(tmp_path):
     assert "glm-logistic" in done.stdout
     assert done.stderr == ""
     assert "Warning" not in done.stdout
+
+
+def test_sections_are_for_experiments_made_of_sections(tmp_path, capsys):
+    assert main(["run", "comb-clustered", "--quick", "--sections", "index,theta", "--out", str(tmp_path)]) == 2
+    assert "sections" in capsys.readouterr().err
+    assert main(["run", "glm-logistic", "--quick", "--sections", "x", "--out", str(tmp_path)]) == 2
+    assert "drop --sections" in capsys.readouterr().err
