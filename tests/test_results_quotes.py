@@ -4,7 +4,8 @@ Each quote names its doc, a sentence template and, for each number in it, the ce
 caption, sections, rows, columns, or a pattern over the page's prose) and how (one cell, the range over cells, a count
 of cells beyond 2 se, ...); its claims are the words in it the tables must bear (``met``, ``lower``). The test asserts
 that the rendered sentence occurs in the doc, so a re-run that changes a table fails here until the doc says what the
-new table shows. ``python tests/test_results_quotes.py`` prints every rendered sentence, to update the doc from.
+new table shows. ``python tests/test_results_quotes.py`` prints every rendered sentence, to update the doc from;
+``--write`` puts each one into the doc where only its numbers differ (the words of a sentence stay the author's).
 
 Number format, one rule for every quote: the table's number rounded half up from its printed digits, to three
 decimals unless the quote names others, thousands separated by commas; a paired difference is signed, with ``+`` for
@@ -32,6 +33,7 @@ BAI_SECTION = "## Azizi et al. (2022), fixed-budget BAI"
 
 ADAPTIVE, STATIC, RANDOM = "bai_adaptive", "bai_static", "bai_random"
 LOGISTIC, AUTOMOBILE = "bai_logistic", "bai_automobile"
+OD_CELL = "bai_odlinbai_cell"
 BENCH = "benchmarks/results/bench_bai.md"
 BK = ("B/K = 10", "B/K = 20", "B/K = 50")
 FIG3 = ("Fig. 3: B/K = 20", "Fig. 3: B/K = 50")
@@ -835,6 +837,20 @@ QUOTES: list[Quote] = [
         GUIDE,
         "Every cell is {n} paired replications",
         {"n": Common(tuple(Prose(e, "{} paired replications per cell") for e in EXPERIMENTS), "value", digits=0)},
+    ),
+    Quote(
+        GUIDE,
+        "OD-LinBAI is at {od}\nand GSE-Lin-FW at {fw}, OD-LinBAI minus GSE-Lin-FW {diff}",
+        {
+            "od": One(cell(OD_CELL, "B/K = 10", "16", "OD-LinBAI", ACCURACY)),
+            "fw": One(cell(OD_CELL, "B/K = 10", "16", "GSE-Lin-FW", ACCURACY)),
+            "diff": One(cell(OD_CELL, "B/K = 10", "16", "OD-LinBAI")),
+        },
+    ),
+    Quote(
+        GUIDE,
+        "replications, the first 1,000 of these, gave OD-LinBAI {grid}, a low draw",
+        {"grid": One(cell(ADAPTIVE, "B/K = 10", "16", "OD-LinBAI", ACCURACY))},
     ),
     Quote(
         GUIDE,
@@ -1774,8 +1790,27 @@ def test_the_bai_section_cites_only_pages_that_exist() -> None:
             assert list(ROOT.glob(one)), f"{GUIDE} cites {one}, which does not exist"
 
 
-def main() -> None:
-    """Print every quote as its tables render it now, marking those the doc does not contain yet."""
+_NUMBER_TOKEN = re.compile(r"[+\-−]?\d[\d,]*(?:\.\d+)?")
+
+
+def rewrite(quote: Quote, sentence: str) -> bool:
+    """Put ``sentence`` in ``quote.doc`` in place of the one passage that reads as it does but for its numbers;
+    False (the doc untouched) unless exactly one passage matches."""
+    path = ROOT / quote.doc
+    text = path.read_text()
+    parts = _NUMBER_TOKEN.split(sentence)
+    pattern = _NUMBER_TOKEN.pattern.join(re.escape(part).replace(r"\ ", r"\s+") for part in parts)
+    matches = list(re.finditer(pattern, text))
+    if len(matches) != 1:
+        return False
+    path.write_text(text[: matches[0].start()] + sentence + text[matches[0].end() :])
+    _doc.cache_clear()
+    return True
+
+
+def main(write: bool = False) -> None:
+    """Print every quote as its tables render it now, marking those the doc does not contain yet; with ``write``,
+    rewrite each such passage whose words are unchanged (only its numbers differ)."""
     for quote in QUOTES:
         try:
             sentence = quote.render()
@@ -1787,9 +1822,14 @@ def main() -> None:
             continue
         found = _normalised(sentence) in _doc(quote.doc)
         failed = [str(c) for c in quote.claims if not c.holds()]
+        if not found and write and rewrite(quote, sentence):
+            found = True
+            print(f"[rewritten] {quote.doc}")
         mark = "ok" if found and not failed else ("CLAIM FAILS: " + "; ".join(failed) if failed else "NOT IN DOC")
         print(f"[{mark}] {quote.doc}:\n{sentence}\n")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(write="--write" in sys.argv[1:])
