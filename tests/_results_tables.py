@@ -3,12 +3,15 @@
 A results page (``docs/results/<experiment>/summary.md``, ``benchmarks/results/*.md``) is markdown: ``## `` section
 headings, each followed by tables, a table optionally introduced by a one-line caption ("Paired difference vs
 GSE-Lin-FW:"). A table is addressed by its section heading and caption, a cell by its row label (the first column;
-the first two, ``"program / policy"``, where the first repeats) and column label (the header row). A cell
+the first two, ``"program / policy"``, where the first repeats) and column label (the header row; a label that
+repeats, as ``"paper"`` after each of several differences, joined to the label before it: ``"PC2UCB − C2UCB /
+paper"``). A cell
 ``"+0.049 ± 0.016"`` (or ``"+0.049 +- 0.016"``) reads as value 0.049 and standard error 0.016, ``"—"`` as no value,
 ``"80 / 0.01 s"`` as value 80, ``"136x"`` as value 136, ``"×11.5"`` as 11.5, ``"1,856"`` as 1856.
 
 The lines outside the tables (headings, captions, notes) are the page's prose, read by a pattern whose ``{}`` marks a
-number (``"Wall time {} min"``). The closing ``<!-- provenance -->`` line belongs to neither.
+number (``"Wall time {} min"``); so is a number further into a cell (``"({}%)"``: the percentage in brackets of
+``"+6 ± 14 (+2.4%)"``). The closing ``<!-- provenance -->`` line belongs to neither.
 """
 
 from __future__ import annotations
@@ -48,6 +51,16 @@ class Cell:
         se = number.group(2)
         return cls(text, _float(number.group(1)), _float(se) if se else None)
 
+    def within(self, pattern: str) -> Cell:
+        """The number ``pattern``'s one ``{}`` marks in the cell's text, as a cell of its own: ``"({}%)"`` reads
+        ``"+6 ± 14 (+2.4%)"`` as 2.4, ``"(×{})"`` reads ``"×0.94 (×0.89)"`` as 0.89; a dash stays a dash."""
+        if self.value is None:
+            return self
+        found = _pattern(pattern).search(self.text)
+        if found is None:
+            raise KeyError(f"cell {self.text!r} has no {pattern!r}")
+        return Cell.parse(found.group(1))
+
 
 def _float(text: str) -> float:
     return float(text.replace("−", "-").replace(",", ""))
@@ -83,6 +96,10 @@ def _table(path: Path, section: str, caption: str, header: list[str], body: list
             raise ValueError(f"{path}:{number}: {len(cells)} cells under a header of {len(header)}")
     firsts = [cells[0] for _, cells in body]
     keys = 2 if len(set(firsts)) < len(firsts) else 1
+    header = [
+        f"{header[i - 1]} / {label}" if i >= keys and header.count(label) > 1 else label
+        for i, label in enumerate(header)
+    ]
     table = Table(section, caption, " / ".join(header[:keys]), header[keys:])
     for number, cells in body:
         label = " / ".join(cells[:keys])
@@ -144,14 +161,20 @@ class Page:
         self.path = path
         self.tables, self.prose = read_page(path)
 
-    def find(self, caption: str | None, section: str | None = None) -> list[Table]:
-        """The tables whose caption starts with ``caption`` (``""``: those right under their heading; None: any), in
-        ``section`` (None: in every section)."""
+    def find(self, caption: str | None, section: str | None = None, columns: tuple[str, ...] = ()) -> list[Table]:
+        """The tables whose caption starts with ``caption`` (``""``: those right under their heading; None: any of
+        those that have every one of ``columns``), in ``section`` (None: in every section)."""
         return [
             t
             for t in self.tables
             if (section is None or t.section == section)
-            and (caption is None or (t.caption.startswith(caption) if caption else not t.caption))
+            and (
+                set(columns) <= set(t.columns)
+                if caption is None
+                else t.caption.startswith(caption)
+                if caption
+                else not t.caption
+            )
         ]
 
     def numbers(self, pattern: str, section: str | None = None) -> list[Cell]:
@@ -163,9 +186,9 @@ class Page:
             raise KeyError(f"{self.path}: {len(found)} prose lines in {section!r} match {pattern!r}")
         return [Cell.parse(item) for group in found[0].groups() for item in group.split(", ")]
 
-    def table(self, caption: str | None, section: str | None = None) -> Table:
+    def table(self, caption: str | None, section: str | None = None, columns: tuple[str, ...] = ()) -> Table:
         """The one table :meth:`find` finds."""
-        found = self.find(caption, section)
+        found = self.find(caption, section, columns)
         if len(found) != 1:
             sections = sorted({t.section for t in self.tables})
             raise KeyError(
