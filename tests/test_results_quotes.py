@@ -1850,15 +1850,15 @@ QUOTES: list[Quote] = [
     ),
     Quote(
         GUIDE,
-        '| Sub-Elim "more than 7 times faster", Sub-TS "30% less time" | {movies} movies: no speed-up (Sub-Elim '
-        "×{elim}, Sub-TS ×{ts}): a catalogue this small is scanned in {scan} µs | **not reproduced** at this size",
+        '| Sub-Elim "more than 7 times faster", Sub-TS "30% less time" | {movies} movies: no speed-up beyond 1% '
+        "(Sub-Elim ×{elim}, Sub-TS ×{ts}): a catalogue this small is scanned in {scan} µs | **not reproduced** at this size",
         {
             "movies": value(Prose(SUB_ML, "{} movies with features"), 0),
             "elim": value(catalogue(SUB_ML, None, SPEED, "Sub-Elim, p = 30"), 2),
             "ts": value(catalogue(SUB_ML, None, SPEED, "Sub-TS, p = 30"), 2),
             "scan": Range(catalogue(SUB_ML, None, PER_STEP, "Linear *"), digits=-1, sep="-"),
         },
-        claims=(All(Count(catalogue(SUB_ML, None, SPEED, "Sub-*"), "< 1")),),
+        claims=(All(Count(catalogue(SUB_ML, None, SPEED, "Sub-*"), "<= 1.01")),),
     ),
     # ------------------------------------------------------------ Yang et al., synthetic catalogue
     Quote(
