@@ -39,7 +39,9 @@ def curves(summary: str) -> dict[tuple[int, str], dict[str, float]]:
 
 def main(argv: list[str]) -> None:
     out_dir, revision = Path(argv[0]), argv[1] if len(argv) > 1 else "HEAD"
-    shown = [subprocess.run(["git", "show", f"{revision}:{path}"], capture_output=True, text=True) for path in COMMITTED]
+    shown = [
+        subprocess.run(["git", "show", f"{revision}:{path}"], capture_output=True, text=True) for path in COMMITTED
+    ]
     committed_text = next(out.stdout for out in shown if out.returncode == 0)
     old, new = curves(committed_text), curves((out_dir / "glm_logistic.md").read_text())
     print(
