@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--sections",
         default=None,
-        help="comma-separated section names, for experiments made of sections (comb-clustered; default: all)",
+        help="comma-separated section names, for experiments made of sections (comb-clustered, sublinear-synthetic; default: all)",
     )
     run.add_argument(
         "--devices",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +50,7 @@ STUDY_BETAS = (0.3, 2.0)
 """The Elim exploration scales of the study: the tables' 0.3, and 2."""
 
 ELIM_BETA_STUDY = ("elim_beta_small", "elim_beta_large")
-"""The study's table keys (``run(..., only=ELIM_BETA_STUDY)`` runs it alone)."""
+"""The study's table keys (``run(..., sections=ELIM_BETA_STUDY)``, ``--sections elim_beta_small,elim_beta_large``, runs it alone)."""
 
 
 @dataclass(frozen=True)
@@ -132,9 +132,9 @@ def run(
     horizon: int | None = None,
     seed: int = 0,
     progress: bool = False,
-    only: tuple[str, ...] | None = None,
+    sections: Sequence[str] | None = None,
 ) -> dict[str, pathlib.Path]:
-    """Run every table not stored in ``out_dir`` with these settings (``only``: these table keys), then
+    """Run every table not stored in ``out_dir`` with these settings (``sections``: these table keys), then
     write the report of the stored ones: ``summary.md`` (the paper's tables, and a plot) and
     ``elim_beta.md`` (the Elim beta study, when stored)."""
     out = pathlib.Path(out_dir)
@@ -143,17 +143,17 @@ def run(
     runs = runs or (2 if quick else 10)
     settings = {"horizon": horizon, "runs": runs, "seed": seed}
     keys = [table.key for table in tables(quick, horizon)]
-    unknown = sorted(set(only or ()) - set(keys))
+    unknown = sorted(set(sections or ()) - set(keys))
     if unknown:
         raise InvalidInput(
-            f"sublinear_synthetic.run: 'only' names tables {unknown} that do not exist; the tables are {keys}. "
-            "Fix: pass only= a tuple of those keys."
+            f"sublinear_synthetic.run: 'sections' names tables {unknown} that do not exist; the tables are {keys}. "
+            "Fix: pass sections= some of those keys."
         )
     results: dict[str, dict[str, xr.Dataset]] = {"summary": {}, "elim_beta": {}}
     for table in tables(quick, horizon):
         path = out / "tables" / f"{table.key}.nc"
         ds = load_stored(path, settings)
-        if ds is None and (only is None or table.key in only):
+        if ds is None and (sections is None or table.key in sections):
             ds = simulate_catalogue(
                 table.policies(horizon), table.env, horizon=horizon, runs=runs, seed=seed, progress=progress
             )

@@ -236,5 +236,7 @@ def test_list_prints_no_third_party_warning(tmp_path):
 def test_sections_are_for_experiments_made_of_sections(tmp_path, capsys):
     assert main(["run", "comb-clustered", "--quick", "--sections", "index,theta", "--out", str(tmp_path)]) == 2
     assert "sections" in capsys.readouterr().err
+    assert main(["run", "sublinear-synthetic", "--quick", "--sections", "table9", "--out", str(tmp_path)]) == 2
+    assert "table9" in capsys.readouterr().err
     assert main(["run", "glm-logistic", "--quick", "--sections", "x", "--out", str(tmp_path)]) == 2
     assert "drop --sections" in capsys.readouterr().err

@@ -185,7 +185,9 @@ def test_the_elimination_table_reports_kept_arms_gaps_and_searches_per_run():
 
 
 def test_the_elim_beta_study_writes_its_own_file_from_what_it_ran(tmp_path):
-    out = sublinear_synthetic.run(tmp_path, quick=True, runs=1, horizon=300, only=sublinear_synthetic.ELIM_BETA_STUDY)
+    out = sublinear_synthetic.run(
+        tmp_path, quick=True, runs=1, horizon=300, sections=sublinear_synthetic.ELIM_BETA_STUDY
+    )
     text = out["elim_beta"].read_text()
     ds = xr.load_dataset(tmp_path / "tables" / "elim_beta_small.nc")
     assert list(ds.policy.values) == [
@@ -201,4 +203,4 @@ def test_the_elim_beta_study_writes_its_own_file_from_what_it_ran(tmp_path):
 
 def test_an_unknown_table_key_is_refused(tmp_path):
     with pytest.raises(InvalidInput, match="elim_beta_tiny"):
-        sublinear_synthetic.run(tmp_path, quick=True, only=("elim_beta_tiny",))
+        sublinear_synthetic.run(tmp_path, quick=True, sections=("elim_beta_tiny",))
