@@ -49,16 +49,16 @@ def code_version() -> dict[str, Any]:
     }
 
 
-def provenance(command: str, wall_s: float, code: dict[str, Any] | None = None) -> dict[str, Any]:
+def provenance(command: str, wall_s: float, code: dict[str, Any]) -> dict[str, Any]:
     """The facts of a finished run: ``command``, ``commit``, ``uncommitted_changes``, ``date``, ``machine``, ``wall_s``.
 
-    ``code`` is :func:`code_version` read when the run started (default: read now).
+    ``code`` is :func:`code_version`, read when the run started.
     """
     import jax
 
     return {
         "command": command,
-        **(code if code is not None else code_version()),
+        **code,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": {
             "platform": platform.platform(),

@@ -64,7 +64,11 @@ def select_cells(cells: Sequence[Cell], labels: Sequence[str]) -> list[Cell]:
     Raises :class:`~bayesbandit.errors.InvalidInput` naming the known labels when a label names no
     cell or none is given.
     """
-    known = {"".join(cell.label.split()): cell for cell in cells}
+
+    def key(label: object) -> str:
+        return "".join(str(label).split())
+
+    known = {key(cell.label): cell for cell in cells}
     listing = "; ".join(cell.label for cell in cells)
     if isinstance(labels, str) or not labels:
         raise InvalidInput(
@@ -72,15 +76,15 @@ def select_cells(cells: Sequence[Cell], labels: Sequence[str]) -> list[Cell]:
             f"Known cells: {listing}. Fix: pass e.g. cells=[{cells[0].label!r}] "
             f"(on the command line: --cells {cells[0].label!r}, several separated by ';')."
         )
-    for label in labels:
-        if "".join(str(label).split()) not in known:
+    chosen = {key(label): label for label in labels}
+    for normalised, label in chosen.items():
+        if normalised not in known:
             raise InvalidInput(
                 f"The 'cells' parameter of the bai grids must name cells of the grid by their labels, 'PANEL, X' "
                 f"as the summaries print them. Got {label!r}, which names no cell. Known cells: {listing}. "
                 f"Fix: pass one of these labels (on the command line: --cells {cells[0].label!r}, several "
                 f"separated by ';')."
             )
-    chosen = {"".join(str(label).split()) for label in labels}
     return [cell for key, cell in known.items() if key in chosen]
 
 

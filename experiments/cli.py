@@ -40,6 +40,15 @@ from bayesbandit.errors import BayesBanditError, IncompleteGrid, InvalidInput
 __all__ = ["main"]
 
 
+_SUBSETS = (
+    ("policies", ",", "runs all its policies"),
+    ("sections", ",", "has no sections"),
+    ("cells", ";", "has no cells to choose"),
+)
+"""The flags that run part of an experiment: (flag and ``run`` keyword, separator, why an experiment
+without that keyword refuses it)."""
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -270,7 +279,6 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     command = shlex.join(["bayesbandit", *(sys.argv[1:] if argv is None else argv)])
-    code = code_version()  # the code this run starts from, before anyone can edit the checkout
     # Before JAX starts its CPU backend: the smallest XLA:CPU pool (one thread per host device).
     # The runs on each device are one program each, so more threads would only oversubscribe the
     # cores; the library's LAPACK calls never wait on the pool (bayesbandit/_linalg.py).
@@ -287,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, module in EXPERIMENTS.items():
             print(f"{name:<{width}}  {_description(module)}")
         return 0
+    code = code_version()  # the code this run or merge starts from, before anyone can edit the checkout
     if args.command == "merge":
         return _merge(args, command, code)
 
@@ -311,23 +320,14 @@ def main(argv: list[str] | None = None) -> int:
     module = load_experiment(args.experiment)
     start = time.perf_counter()
     options: dict[str, Any] = {"quick": args.quick, "runs": args.runs, "horizon": args.horizon, "seed": args.seed}
-    if args.policies is not None:
-        if "policies" not in inspect.signature(module.run).parameters:
-            print(
-                f"bayesbandit: experiment {args.experiment!r} runs all its policies; drop --policies", file=sys.stderr
-            )
+    for flag, separator, refusal in _SUBSETS:
+        given = getattr(args, flag)
+        if given is None:
+            continue
+        if flag not in inspect.signature(module.run).parameters:
+            print(f"bayesbandit: experiment {args.experiment!r} {refusal}; drop --{flag}", file=sys.stderr)
             return 2
-        options["policies"] = [name.strip() for name in args.policies.split(",") if name.strip()]
-    if args.sections is not None:
-        if "sections" not in inspect.signature(module.run).parameters:
-            print(f"bayesbandit: experiment {args.experiment!r} has no sections; drop --sections", file=sys.stderr)
-            return 2
-        options["sections"] = [name.strip() for name in args.sections.split(",") if name.strip()]
-    if args.cells is not None:
-        if "cells" not in inspect.signature(module.run).parameters:
-            print(f"bayesbandit: experiment {args.experiment!r} has no cells to choose; drop --cells", file=sys.stderr)
-            return 2
-        options["cells"] = [label.strip() for label in args.cells.split(";") if label.strip()]
+        options[flag] = [item.strip() for item in given.split(separator) if item.strip()]
     made_of_parts = "client" in inspect.signature(module.run).parameters  # the grid experiments take a client
     try:
         grid = _grid_options(args, made_of_parts)
