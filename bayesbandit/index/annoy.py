@@ -17,7 +17,10 @@ rebuilds for a single change.
 
 Annoy's own search effort, ``search_k`` (tree nodes inspected; default ``n_trees * n``), is a
 setting of its own: a longer shortlist from a shallow search does not find items the search never
-reached. Builds are seeded, so the same changes give the same forest; ``n_jobs`` threads build it.
+reached. Builds are seeded, so the same changes give the same forest. The forest also depends on
+how many threads build it (Annoy seeds each thread's projections by its index and splits the trees
+among them), so the thread count is a fixed setting, ``n_jobs = 2`` by default, and never "all
+cores": a machine with another core count would grow another forest and answer differently.
 
 A saved index is one checkpoint file (:mod:`bayesbandit.checkpoint`: atomic, checksummed, no
 pickle) holding the vectors, the bookkeeping and the forest as Annoy's own file, which a load
@@ -74,7 +77,9 @@ class AnnoyIndex(StoreBacked, SavedAsParts):
     seed : int
         Seed of the forest's random projections.
     n_jobs : int
-        Build threads (-1: all cores).
+        Build threads (at least 1). Part of the forest's seed: the same ``seed`` and ``n_jobs`` give the
+        same forest on every machine, another ``n_jobs`` another forest. Saved with the index, so a
+        loaded index rebuilds as the saved one would.
 
     Examples
     --------
@@ -96,7 +101,7 @@ class AnnoyIndex(StoreBacked, SavedAsParts):
         rebuild_fraction: float = 0.1,
         min_changes: int = 256,
         seed: int = 0,
-        n_jobs: int = -1,
+        n_jobs: int = 2,
     ) -> None:
         self._dim = check_int("AnnoyIndex", "dim", dim, low=1)
         self.n_trees = check_int("AnnoyIndex", "n_trees", n_trees, low=1)
@@ -105,7 +110,7 @@ class AnnoyIndex(StoreBacked, SavedAsParts):
         self.rebuild_fraction = float(rebuild_fraction)
         self.min_changes = check_int("AnnoyIndex", "min_changes", min_changes, low=0)
         self.seed = check_int("AnnoyIndex", "seed", seed, low=0)
-        self.n_jobs = int(n_jobs)
+        self.n_jobs = check_int("AnnoyIndex", "n_jobs", n_jobs, low=1)
         self._store = FeatureStore(self._dim)
         self._overlay = FeatureStore(self._dim)
         self._tombstones: set[int] = set()
@@ -215,6 +220,7 @@ class AnnoyIndex(StoreBacked, SavedAsParts):
                 "rebuild_fraction": self.rebuild_fraction,
                 "min_changes": self.min_changes,
                 "seed": self.seed,
+                "n_jobs": self.n_jobs,
             },
             "num_builds": self.num_builds,
             "build_seconds": self.build_seconds,

@@ -153,6 +153,36 @@ def test_annoy_rebuilds_when_the_changes_pass_the_threshold(data):
     assert index.num_builds == 2 and index.pending == 0
 
 
+def test_annoy_forest_is_fixed_by_seed_and_thread_count_and_survives_a_save(data, tmp_path):
+    """Annoy's forest depends on how many threads build it; the count is a setting (never "all cores"),
+    builds with the same settings answer alike however the threads are scheduled, and a loaded index
+    keeps the count, so its next rebuild answers as the original's does."""
+    vectors, queries = data
+
+    def built(n_jobs):
+        index = AnnoyIndex(D, n_trees=4, search_k=40, min_changes=10**6, n_jobs=n_jobs)
+        index.add(np.arange(2000), vectors[:2000])
+        index.rebuild()
+        return index
+
+    def answers(index):
+        return [index.query(q, 10).tolist() for q in queries]
+
+    assert all(answers(built(3)) == answers(built(3)) for _ in range(3))
+    assert answers(built(1)) != answers(built(3))  # the thread count is part of the forest's seed
+    original = built(3)
+    path = tmp_path / "annoy"
+    original.save(path)
+    loaded = AnnoyIndex.load(path)
+    for index in (original, loaded):
+        index.remove(np.arange(0, 2000, 3))
+        index.rebuild()
+    assert loaded.n_jobs == 3 and answers(loaded) == answers(original)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(InvalidInput, match="'n_jobs'"):
+            AnnoyIndex(D, n_jobs=bad)
+
+
 def test_a_crash_mid_save_leaves_the_previous_save_loadable(data, tmp_path, monkeypatch):
     vectors, queries = data
     index = AnnoyIndex(D, n_trees=8)
