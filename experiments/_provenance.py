@@ -11,19 +11,49 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import subprocess
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bayesbandit.checkpoint.atomic import write_atomically
 
-__all__ = ["MANIFEST", "code_version", "footer", "git", "provenance", "stamp", "update_manifest"]
+__all__ = [
+    "MANIFEST",
+    "RESULT_ENVIRONMENT",
+    "code_version",
+    "command_line",
+    "footer",
+    "git",
+    "provenance",
+    "stamp",
+    "update_manifest",
+]
 
 MANIFEST = "run.json"
 """The file in an output folder that records the experiment, its options and its provenance."""
 
 _FOOTER = "<!-- provenance -->"
+
+RESULT_ENVIRONMENT = (
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "XLA_FLAGS",
+    "JAX_ENABLE_X64",
+    "JAX_PLATFORMS",
+)
+"""Environment variables that change a run's numbers or times (BLAS and XLA threads, precision, backend): those set
+when a run starts are part of its recorded command."""
+
+
+def command_line(argv: list[str], environ: Mapping[str, str] = os.environ) -> str:
+    """``argv`` as a shell command that runs again as written: shell-quoted, after the :data:`RESULT_ENVIRONMENT`
+    variables set in ``environ`` (``OPENBLAS_NUM_THREADS=1 bayesbandit run ...``)."""
+    settings = [f"{name}={shlex.quote(environ[name])}" for name in RESULT_ENVIRONMENT if name in environ]
+    return " ".join([*settings, shlex.join(argv)])
 
 
 def git(*args: str) -> str:

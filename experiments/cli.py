@@ -24,7 +24,6 @@ import atexit
 import inspect
 import json
 import os
-import shlex
 import shutil
 import sys
 import tempfile
@@ -32,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bayesbandit.experiments._provenance import MANIFEST, code_version, provenance, stamp
+from bayesbandit.experiments._provenance import MANIFEST, code_version, command_line, provenance, stamp
 
 from bayesbandit import __version__
 from bayesbandit.errors import BayesBanditError, IncompleteGrid, InvalidInput
@@ -278,7 +277,7 @@ def _merge(args: argparse.Namespace, command: str, code: dict[str, Any]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesbandit`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    command = shlex.join(["bayesbandit", *(sys.argv[1:] if argv is None else argv)])
+    command = command_line(["bayesbandit", *(sys.argv[1:] if argv is None else argv)])
     # Before JAX starts its CPU backend: the smallest XLA:CPU pool (one thread per host device).
     # The runs on each device are one program each, so more threads would only oversubscribe the
     # cores; the library's LAPACK calls never wait on the pool (bayesbandit/_linalg.py).

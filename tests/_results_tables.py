@@ -17,15 +17,11 @@ number (``"Wall time {} min"``); so is a number further into a cell (``"({}%)"``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
-SUPERSEDING = "od_linbai.md"
-"""A page beside ``summary.md`` whose ``OD-LinBAI`` column replaces the summary's, while it exists."""
-SUPERSEDED_COLUMN = "OD-LinBAI"
 
 _NUMBER = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _PM = r"\s*(?:±|\+-)\s*"
@@ -198,28 +194,5 @@ class Page:
 
 
 def experiment(name: str) -> Page:
-    """``docs/results/<name>/summary.md``, with the ``OD-LinBAI`` column of ``od_linbai.md`` in place of its own
-    wherever that page exists (it supersedes the summary's column until the summary is re-run)."""
-    folder = RESULTS / name
-    page = Page(folder / "summary.md")
-    if (folder / SUPERSEDING).is_file():
-        for newer in read_tables(folder / SUPERSEDING):
-            older = page.table(newer.caption, newer.section)
-            for row, cells in newer.rows.items():
-                older.cell(row, SUPERSEDED_COLUMN)
-                older.rows[row][SUPERSEDED_COLUMN] = cells[SUPERSEDED_COLUMN]
-    return page
-
-
-def superseded(name: str) -> Iterator[tuple[str, str, Cell, Cell]]:
-    """``(section, row, summary's cell, od_linbai.md's cell)`` of every paired difference ``od_linbai.md`` replaces;
-    nothing when the experiment has no such page."""
-    folder = RESULTS / name
-    if not (folder / SUPERSEDING).is_file():
-        return
-    old = Page(folder / "summary.md")
-    for newer in read_tables(folder / SUPERSEDING):
-        if newer.caption.startswith("Paired difference"):
-            older = old.table(newer.caption, newer.section)
-            for row, cells in newer.rows.items():
-                yield newer.section, row, older.cell(row, SUPERSEDED_COLUMN), cells[SUPERSEDED_COLUMN]
+    """``docs/results/<name>/summary.md``."""
+    return Page(RESULTS / name / "summary.md")

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from bayesbandit.experiments import EXPERIMENTS
+from bayesbandit.experiments._provenance import RESULT_ENVIRONMENT, command_line
 from bayesbandit.experiments.cli import main
 
 
@@ -27,6 +29,9 @@ def test_unknown_experiment(capsys):
 
 def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("BAYESBANDIT_JAX_CACHE", "")
+    for name in RESULT_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # recorded as part of the command
     out_dir = tmp_path / "out"
     argv = ["run", "glm-logistic", "--quick", "--runs", "2", "--horizon", "200", "--out", str(out_dir), "--no-progress"]
     assert main(argv) == 0
@@ -45,10 +50,14 @@ def test_run_glm_logistic_quick(tmp_path, capsys, monkeypatch):
         assert f"{algo} (theory)" in table and f"{algo} (practical)" in table
     # What made it: the command, the commit, the machine and the wall time, in run.json and under the table.
     made = json.loads((out_dir / "run.json").read_text())["provenance"]
-    assert made["command"] == "bayesbandit " + " ".join(argv)
+    assert made["command"] == "OPENBLAS_NUM_THREADS=1 bayesbandit " + " ".join(argv)
     assert len(made["commit"]) == 40 or made["commit"] == "unknown"
     assert made["wall_s"] > 0 and made["machine"]["cpus"] >= 1 and made["date"].endswith("UTC")
-    assert table.rstrip().splitlines()[-1].startswith("<!-- provenance --> Made by `bayesbandit run glm-logistic")
+    assert (
+        table.rstrip()
+        .splitlines()[-1]
+        .startswith("<!-- provenance --> Made by `OPENBLAS_NUM_THREADS=1 bayesbandit run glm-logistic")
+    )
 
     # A second run into the same folder reuses every stored part; other settings recompute them.
     import bayesbandit.experiments.glm_logistic as glm_logistic
@@ -97,6 +106,15 @@ def test_shards_merged_equal_the_one_process_run(tmp_path, capsys, monkeypatch):
     assert "not made of parts" in capsys.readouterr().err
     assert main([*argv, "--shard", "2/2", "--out", str(tmp_path / "bad")]) == 2
     assert "K/N" in capsys.readouterr().err
+
+
+def test_the_recorded_command_runs_again_as_written_with_its_environment():
+    environ = {"XLA_FLAGS": "--xla_a=1 --xla_b=2", "OPENBLAS_NUM_THREADS": "1", "HOME": "/root"}
+    line = command_line(["bayesbandit", "run", "bai-static", "--cells", "gap, 0.3"], environ)
+    assert (
+        line == "OPENBLAS_NUM_THREADS=1 XLA_FLAGS='--xla_a=1 --xla_b=2' bayesbandit run bai-static --cells 'gap, 0.3'"
+    )
+    assert shlex.split(line)[:3] == ["OPENBLAS_NUM_THREADS=1", "XLA_FLAGS=--xla_a=1 --xla_b=2", "bayesbandit"]
 
 
 def test_user_mistakes_get_a_message_not_a_traceback(tmp_path, capsys):

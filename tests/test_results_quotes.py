@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from functools import cache
 
 import pytest
-from _results_tables import ROOT, SUPERSEDING, Cell, Page, experiment, superseded
+from _results_tables import ROOT, Cell, Page, experiment
 
 GUIDE = "docs/guide/results.md"
 README = "README.md"
@@ -54,10 +54,6 @@ AUTO_OTHERS = (
     "OD-LinBAI",
 )
 BENCH_A = 'GSE(allocation="g-optimal")'
-
-
-class Absent(Exception):
-    """A quote about a page that does not exist (now)."""
 
 
 # ---------------------------------------------------------------------------------------------------- formats
@@ -506,28 +502,6 @@ class Rising(Number):
             series.setdefault(at.row, []).append(at.value)
         n = sum(all(x < y for x, y in zip(s, s[1:])) for s in series.values())
         return f"{n} of {len(series)}"
-
-
-@dataclass(frozen=True)
-class Moved(Number):
-    """How far ``od_linbai.md``'s paired differences moved from the summary's OD-LinBAI column: the largest move
-    (``part="value"``) or the largest move in units of the summary's standard error (``part="se"``)."""
-
-    experiments: tuple[str, ...]
-    part: str = "value"
-
-    def render(self) -> str:
-        moves = [
-            (abs(_thousandths(new.value) - _thousandths(old.value)), _thousandths(old.se))
-            for e in self.experiments
-            for _, _, old, new in superseded(e)
-            if old.value is not None and new.value is not None and old.se
-        ]
-        if not moves:
-            raise Absent(f"no {SUPERSEDING} beside {self.experiments}")
-        if self.part == "value":
-            return plain(max(m for m, _ in moves) / 1000)
-        return f"{max(m / se for m, se in moves):.1f}"
 
 
 @dataclass(frozen=True)
@@ -1072,11 +1046,6 @@ QUOTES: list[Quote] = [
         GUIDE,
         "({spent} of `B` = 160 pulls at K = 8, d = 10;",
         {"spent": One(Sel(RANDOM, PULLS, None, ("OD-LinBAI",), ("Fig. 3: B/K = 20, 8 (B=160)",)), pm=False, digits=0)},
-    ),
-    Quote(
-        GUIDE,
-        "every paired difference moved by at most {move}, at most {se} times its standard error in the summary",
-        {"move": Moved((ADAPTIVE, STATIC, AUTOMOBILE)), "se": Moved((ADAPTIVE, STATIC, AUTOMOBILE), "se")},
     ),
     # ------------------------------------------------------------ Alg. 2 as printed
     Quote(
@@ -2470,17 +2439,10 @@ def _doc(path: str) -> str:
     return _normalised((ROOT / path).read_text())
 
 
-def _rendered(quote: Quote) -> str:
-    try:
-        return quote.render()
-    except Absent as why:
-        pytest.skip(str(why))
-
-
 @pytest.mark.parametrize("quote", QUOTES, ids=[f"{q.doc}:{q.template[:40]}" for q in QUOTES])
 def test_the_docs_quote_the_committed_tables(quote: Quote) -> None:
     """The sentence, with its numbers rendered from the tables, is in the doc, and its claims hold in the tables."""
-    sentence = _rendered(quote)
+    sentence = quote.render()
     assert _normalised(sentence) in _doc(quote.doc), (
         f"{quote.doc} does not say what its table shows; it should read:\n{sentence}\n"
         f"(`python tests/test_results_quotes.py` prints every quote)"
@@ -2490,8 +2452,7 @@ def test_the_docs_quote_the_committed_tables(quote: Quote) -> None:
 
 
 def test_the_bai_section_cites_only_pages_that_exist() -> None:
-    """Every results page the BAI section names exists (``od_linbai.md`` goes when the summaries are re-run, and the
-    sentences about it with it)."""
+    """Every results page the BAI section names exists (a page removed takes the sentences about it with it)."""
     text = (ROOT / GUIDE).read_text()
     section = text[text.index(BAI_SECTION) :]
     section = section[: section.index("\n## ", 1)]
@@ -2537,9 +2498,6 @@ def main(write: bool = False) -> None:
     for quote in QUOTES:
         try:
             sentence = quote.render()
-        except Absent as why:
-            print(f"[absent] {quote.doc}: {why}\n")
-            continue
         except (AssertionError, KeyError) as why:
             print(f"[TABLE ERROR] {quote.doc}: {quote.template}\n{why}\n")
             continue
