@@ -808,6 +808,7 @@ P1, STATIONARY_B = "Problem 1: 4 changes, 200 runs", "stationary control (means 
 PIECEWISE, WALK = "theta* redrawn every 2,000 rounds, 100 runs", "theta* random walk (0.01 per round), 100 runs"
 STATIONARY_L = "stationary control, 100 runs"
 MIPS = "docs/results/mips_scaling/summary.md"
+BENCH_MIPS = "benchmarks/results/bench_mips_scaling.md"
 MIPS_K = ("10,000", "100,000", "1,000,000")
 PROGRAMS, LIKELIHOODS = "docs/results/programs/programs.md", "docs/results/likelihoods/likelihoods.md"
 MATRIX, FIT = "Prior-and-design matrix", "GLM-FPL's ensemble"
@@ -888,8 +889,8 @@ def drift_cell(source: str, section: str, row: str, column: str) -> Sel:
     return Sel(source, "", (section,), (column,), (row,))
 
 
-def mips(k: str, column: str, **options) -> Sel:
-    return Sel(MIPS, None, None, (column,), (k,), **options)
+def mips(k: str, column: str, source: str = MIPS, **options) -> Sel:
+    return Sel(source, None, None, (column,), (k,), **options)
 
 
 def locked_in(rows: str) -> Sel:
@@ -1751,18 +1752,20 @@ QUOTES: list[Quote] = [
     ),
     Quote(
         GUIDE,
-        "| at K = 10^6, ≥ 20x per round without builds | ×{speed} | **not met** |",
+        "| at K = 10^6, ≥ 20x per round without builds | ×{speed} | **met** with one BLAS thread per side; not against "
+        "a two-thread scan (below) |",
         {"speed": value(mips(MIPS_K[-1], "speed-up"), 1)},
-        claims=(All(Count(mips(MIPS_K[-1], "speed-up"), "< 20")),),
+        claims=(All(Count(mips(MIPS_K[-1], "speed-up"), ">= 20")),),
     ),
     Quote(
         GUIDE,
-        "| at K = 10^6, ≥ 5x with builds amortised over {rounds} rounds | ×{amortised} | **not met** |",
+        "| at K = 10^6, ≥ 5x with builds amortised over {rounds} rounds | ×{amortised} | **met** with one BLAS thread "
+        "per side; not against a two-thread scan (below) |",
         {
             "rounds": value(Prose(MIPS, "compares the time of {} rounds"), 0),
             "amortised": value(mips(MIPS_K[-1], "speed-up amortised"), 1),
         },
-        claims=(All(Count(mips(MIPS_K[-1], "speed-up amortised"), "< 5")),),
+        claims=(All(Count(mips(MIPS_K[-1], "speed-up amortised"), ">= 5")),),
     ),
     Quote(
         GUIDE,
@@ -1775,17 +1778,28 @@ QUOTES: list[Quote] = [
     ),
     Quote(
         GUIDE,
-        "At 10^6 arms its {scan} ms are the matrix-vector product",
+        "With one BLAS thread, the scan over 10^6 arms (a float32 matrix-vector product over 64 MB, memory-bound, then "
+        "a top-k by block maxima) took {scan} ms a round here.",
         {"scan": value(mips(MIPS_K[-1], "Linear TS per round", scale=1e-3), 1)},
     ),
     Quote(
         GUIDE,
-        "Sub-TS's {sub} µs are about 140 µs of Annoy's own search",
-        {"sub": value(mips(MIPS_K[-1], "Sub-TS per round"), 0)},
+        "threads, load average about 1.0) measured it at {scan} ms a round and the two speed-ups at ×{speed} and "
+        "×{amortised}, both targets missed.",
+        {
+            "scan": value(mips(MIPS_K[-1], "Linear TS per round", BENCH_MIPS, scale=1e-3), 1),
+            "speed": value(mips(MIPS_K[-1], "speed-up", BENCH_MIPS), 1),
+            "amortised": value(mips(MIPS_K[-1], "speed-up amortised", BENCH_MIPS), 1),
+        },
+        claims=(
+            All(Count(mips(MIPS_K[-1], "speed-up", BENCH_MIPS), "< 20")),
+            All(Count(mips(MIPS_K[-1], "speed-up amortised", BENCH_MIPS), "< 5")),
+        ),
     ),
     Quote(
         GUIDE,
-        "The {build} s build (16 trees over 10^6 items on 2 cores) adds {per_round} µs a round over {rounds} rounds. "
+        "The {build} s build (16 trees over 10^6 items, two Annoy threads, beside another job) adds {per_round} µs a "
+        "round over {rounds} rounds. "
         "Below about 30,000 arms the scan is faster than the index.",
         {
             "build": value(mips(MIPS_K[-1], "Sub-TS build s"), 1),
