@@ -142,7 +142,8 @@ def run(
     horizon = horizon or (2_000 if quick else 20_000)
     runs = runs or (2 if quick else 10)
     settings = {"horizon": horizon, "runs": runs, "seed": seed}
-    keys = [table.key for table in tables(quick, horizon)]
+    all_tables = tables(quick, horizon)
+    keys = [table.key for table in all_tables]
     unknown = sorted(set(sections or ()) - set(keys))
     if unknown:
         raise InvalidInput(
@@ -150,7 +151,7 @@ def run(
             "Fix: pass sections= some of those keys."
         )
     results: dict[str, dict[str, xr.Dataset]] = {"summary": {}, "elim_beta": {}}
-    for table in tables(quick, horizon):
+    for table in all_tables:
         path = out / "tables" / f"{table.key}.nc"
         ds = load_stored(path, settings)
         if ds is None and (sections is None or table.key in sections):

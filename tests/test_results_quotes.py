@@ -834,6 +834,7 @@ FAIR = "(×{})"
 T1 = ("Table 1: K = 5,000", "Table 1: K = 100,000")
 T2, T4 = "Table 2: K = 100,000, p = 10, 100", "Table 4: K = 10,000, 2 in and 2 out every 20 rounds"
 T5 = tuple(f"Table 5: 10,000 initial arms, C_change = {c}" for c in (2, 10, 50))
+SUB_TABLES = (*T1, T2, T4, *T5)
 RUNS = "{} runs of {} rounds"
 LOAD, BLAS = "load average {} mean", "BLAS threads: {}"
 COMB_C, COMB_ML = "docs/results/comb_clustered/summary.md", "docs/results/comb_movielens/summary.md"
@@ -1893,15 +1894,15 @@ QUOTES: list[Quote] = [
         GUIDE,
         "at the paper's size, {runs} runs of {rounds} rounds, unit-norm arms",
         {
-            "runs": Common(tuple(Prose(SUB_SYN, RUNS, s, pick=0) for s in (*T1, T2, T4, *T5)), "value", digits=0),
-            "rounds": Common(tuple(Prose(SUB_SYN, RUNS, s, pick=1) for s in (*T1, T2, T4, *T5)), "value", digits=0),
+            "runs": Common(tuple(Prose(SUB_SYN, RUNS, s, pick=0) for s in SUB_TABLES), "value", digits=0),
+            "rounds": Common(tuple(Prose(SUB_SYN, RUNS, s, pick=1) for s in SUB_TABLES), "value", digits=0),
         },
     ),
     Quote(
         GUIDE,
         "while another experiment shared the 2 cores, at a mean load average of {load} (each table records it)",
-        {"load": Range(tuple(Prose(SUB_SYN, LOAD, s) for s in (*T1, T2, T4, *T5)), digits=1)},
-        claims=(All(Count(tuple(Prose(SUB_SYN, BLAS, s) for s in (*T1, T2, T4, *T5)), "== 1")),),
+        {"load": Range(tuple(Prose(SUB_SYN, LOAD, s) for s in SUB_TABLES), digits=1)},
+        claims=(All(Count(tuple(Prose(SUB_SYN, BLAS, s) for s in SUB_TABLES), "== 1")),),
     ),
     Quote(
         GUIDE,

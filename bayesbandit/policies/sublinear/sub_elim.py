@@ -91,8 +91,8 @@ class SubElimState:
         """The stages' searches so far, by kind.
 
         ``queries`` (Alg. 2 ``Query`` calls), ``index_queries`` (of those, the ones the stage's index
-        answered, the rest being exact scans of stages of at most ``exact_below`` arms), ``null_queries`` (queries that found no arm of
-        ``u >= 2^{-s-1}``, each followed by a scan of the stage) and ``unqueried_rounds`` (rounds served
+        answered, the rest being exact scans of stages of at most ``exact_below`` arms), ``null_queries``
+        (queries that found no arm of ``u >= 2^{-s-1}``, each followed by a scan of the stage) and ``unqueried_rounds`` (rounds served
         by a uniform draw from the last stage without any query). A round makes zero or more queries:
         ``queries - null_queries`` rounds ended on a query's answer."""
         return {
