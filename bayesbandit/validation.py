@@ -27,6 +27,7 @@ __all__ = [
     "check_scalar",
     "check_int",
     "check_choice",
+    "check_names",
     "check_arms",
     "check_action",
     "check_feedback",
@@ -115,6 +116,24 @@ def check_choice(owner: str, name: str, value: Any, choices: Sequence[Any]) -> A
     raise InvalidInput(
         f"The '{name}' parameter of {owner} must be one of {{{options}}}. Got {value!r} instead. "
         f"Fix: pass {name}= one of those."
+    )
+
+
+def check_names(owner: str, name: str, value: Any, known: Sequence[str]) -> tuple[str, ...]:
+    """Return ``value`` as a tuple after checking it is a non-empty list of names from ``known``.
+
+    A bare string is refused rather than read as its characters (``"draws"`` is not
+    ``["d", "r", ...]``), and so is an empty list, which would select nothing.
+    """
+    is_list = isinstance(value, Sequence) and not isinstance(value, str)
+    given = tuple(value) if is_list else ()
+    if given and all(isinstance(item, str) and item in known for item in given):
+        return given
+    unknown = [item for item in given if item not in known]
+    why = f"{unknown} name nothing" if unknown else "it is not a non-empty list"
+    raise InvalidInput(
+        f"The '{name}' parameter of {owner} must be a non-empty list of names from {list(known)}. "
+        f"Got {value!r} instead ({why}). Fix: pass e.g. {name}=[{known[0]!r}]."
     )
 
 

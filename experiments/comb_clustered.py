@@ -32,8 +32,8 @@ import xarray as xr
 from bayesbandit.experiments.comb_tuning import ALGORITHMS, Cell, best_baseline, paired, run_cells
 
 from bayesbandit.envs.clustered import ClusteredSemiBandit
-from bayesbandit.errors import InvalidInput
 from bayesbandit.oracles import TopK
+from bayesbandit.validation import check_names
 
 DESCRIPTION = (
     "Combinatorial semi-bandits on clustered arms, all angles, both tie rules, one theta* or one per trial "
@@ -177,14 +177,8 @@ def _check_sections(sections: Sequence[str] | None) -> tuple[str, ...]:
     when ``"draws"`` is there (the draws table's seed 0)."""
     if sections is None:
         return tuple(SECTIONS)
-    given = [sections] if isinstance(sections, str) else list(sections)
-    unknown = [name for name in given if name not in SECTIONS]
-    if unknown or not given:
-        raise InvalidInput(
-            f"comb-clustered: 'sections' must be a non-empty list of names from {list(SECTIONS)}; got {given}. "
-            f"Fix: pass e.g. sections={list(PROTOCOLS)} (the 2 x 2 table's four), or None for all."
-        )
-    return (*given, "index") if DRAWS in given else tuple(given)
+    given = check_names("comb-clustered", "sections", sections, tuple(SECTIONS))
+    return (*given, "index") if DRAWS in given else given
 
 
 def _header(cells: dict, num_arms: int, k: int, horizon: int) -> str:

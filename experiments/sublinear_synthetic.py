@@ -37,10 +37,10 @@ from bayesbandit.experiments.sublinear_report import (
 )
 
 from bayesbandit.envs.catalogue import SyntheticCatalogue
-from bayesbandit.errors import InvalidInput
 from bayesbandit.policies.sublinear import SubElim, SubTS, confidence_radius
 from bayesbandit.scale import load_stored, store
 from bayesbandit.sim.catalogue import simulate_catalogue
+from bayesbandit.validation import check_names
 
 DESCRIPTION = "Sub-Elim and Sub-TS vs their exact twins on the synthetic catalogue (Yang et al., Tables 1, 2, 4, 5)."
 
@@ -144,17 +144,12 @@ def run(
     settings = {"horizon": horizon, "runs": runs, "seed": seed}
     all_tables = tables(quick, horizon)
     keys = [table.key for table in all_tables]
-    unknown = sorted(set(sections or ()) - set(keys))
-    if unknown:
-        raise InvalidInput(
-            f"sublinear_synthetic.run: 'sections' names tables {unknown} that do not exist; the tables are {keys}. "
-            "Fix: pass sections= some of those keys."
-        )
+    chosen = keys if sections is None else check_names("sublinear_synthetic.run", "sections", sections, keys)
     results: dict[str, dict[str, xr.Dataset]] = {"summary": {}, "elim_beta": {}}
     for table in all_tables:
         path = out / "tables" / f"{table.key}.nc"
         ds = load_stored(path, settings)
-        if ds is None and (sections is None or table.key in sections):
+        if ds is None and table.key in chosen:
             ds = simulate_catalogue(
                 table.policies(horizon), table.env, horizon=horizon, runs=runs, seed=seed, progress=progress
             )

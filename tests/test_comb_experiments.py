@@ -108,7 +108,7 @@ def test_the_two_by_two_report_needs_only_the_four_protocols_cells(tmp_path, mon
         raise AssertionError("a stored cell was computed again")
 
     monkeypatch.setattr(comb_tuning, "tune_and_report", refuse)
-    for wrong in (["index", "theta"], []):
+    for wrong in (["index", "theta"], [], "index"):
         with pytest.raises(InvalidInput, match="sections"):
             comb_clustered.run(tmp_path, quick=True, sections=wrong)
     paths = comb_clustered.run(tmp_path, quick=True, sections=list(comb_clustered.PROTOCOLS))

@@ -201,6 +201,8 @@ def test_the_elim_beta_study_writes_its_own_file_from_what_it_ran(tmp_path):
     assert "## Table" not in text and "## " not in out["summary"].read_text()  # the paper's tables were not run
 
 
-def test_an_unknown_table_key_is_refused(tmp_path):
-    with pytest.raises(InvalidInput, match="elim_beta_tiny"):
-        sublinear_synthetic.run(tmp_path, quick=True, sections=("elim_beta_tiny",))
+@pytest.mark.parametrize("sections", [("elim_beta_tiny",), "elim_beta_small", []])
+def test_an_unknown_table_key_a_bare_string_or_no_key_is_refused(tmp_path, sections):
+    with pytest.raises(InvalidInput, match="'sections' parameter of sublinear_synthetic.run"):
+        sublinear_synthetic.run(tmp_path, quick=True, sections=sections)
+    assert not list((tmp_path / "tables").glob("*.nc"))  # nothing was run

@@ -211,3 +211,16 @@ def test_bind_rejects_bad_shapes():
     bound = bb.bind(logistic(), np.zeros((2, 3)))
     with pytest.raises(ModelSpecError, match="bound to features of shape"):
         bb.bind(bound, np.zeros((2, 4)))
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [("draws", "not a non-empty list"), ([], "not a non-empty list"), (["draws", "theta"], "'theta'"), ([1], "1")],
+)
+def test_check_names_refuses_a_string_an_empty_list_and_unknown_names(given, why):
+    from bayesbandit.validation import check_names
+
+    with pytest.raises(InvalidInput, match="'sections' parameter of owner") as raised:
+        check_names("owner", "sections", given, ("index", "draws"))
+    assert why in str(raised.value) and "Fix: pass e.g. sections=['index']" in str(raised.value)
+    assert check_names("owner", "sections", ["draws"], ("index", "draws")) == ("draws",)
