@@ -138,13 +138,13 @@ def run(
     write the report of the stored ones: ``summary.md`` (the paper's tables, and a plot) and
     ``elim_beta.md`` (the Elim beta study, when stored)."""
     out = pathlib.Path(out_dir)
-    (out / "tables").mkdir(parents=True, exist_ok=True)
     horizon = horizon or (2_000 if quick else 20_000)
     runs = runs or (2 if quick else 10)
     settings = {"horizon": horizon, "runs": runs, "seed": seed}
     all_tables = tables(quick, horizon)
     keys = [table.key for table in all_tables]
     chosen = keys if sections is None else check_names("sublinear_synthetic.run", "sections", sections, keys)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, xr.Dataset]] = {"summary": {}, "elim_beta": {}}
     for table in all_tables:
         path = out / "tables" / f"{table.key}.nc"

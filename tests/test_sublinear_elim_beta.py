@@ -205,4 +205,4 @@ def test_the_elim_beta_study_writes_its_own_file_from_what_it_ran(tmp_path):
 def test_an_unknown_table_key_a_bare_string_or_no_key_is_refused(tmp_path, sections):
     with pytest.raises(InvalidInput, match="'sections' parameter of sublinear_synthetic.run"):
         sublinear_synthetic.run(tmp_path, quick=True, sections=sections)
-    assert not list((tmp_path / "tables").glob("*.nc"))  # nothing was run
+    assert not (tmp_path / "tables").exists()  # nothing was run or created
