@@ -1458,7 +1458,7 @@ QUOTES: list[Quote] = [
             "heads": Range(mnist(MNIST, (REP("*"), LAPLACE), "per round per instance", scale=1e-3), digits=0, sep="-"),
             "deep": Range(
                 tuple(mnist(s, ("Deep*",), "per round per instance", scale=1e-3) for s in (MNIST, MNIST_10K)),
-                digits=1,
+                digits=2,
                 sep="-",
             ),
         },
