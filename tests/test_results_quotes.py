@@ -840,7 +840,6 @@ LOAD, BLAS = "load average {} mean", "BLAS threads: {}"
 COMB_C, COMB_ML = "docs/results/comb_clustered/summary.md", "docs/results/comb_movielens/summary.md"
 DRAWS, GAINS_C, GAINS_ML = "Each draw of theta*", "Paired differences", "Gains on the fresh trials"
 BY_INDEX, BY_RANDOM = "Ties broken by index", "Ties broken by random"
-REDRAWN = "Ties broken by index, theta* redrawn per trial"
 C_INDEX, C_RANDOM, C_REDRAWN = (TIE_PROTOCOLS[name] for name in ("index", "random", "index_redrawn"))
 """The clustered summary's sections, titled as the 2 x 2 report titles them."""
 ANGLES = ("0.0625π", "0.125π", "0.25π", "0.375π", "0.4375π", "0.5π")

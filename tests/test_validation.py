@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 import bayesbandit as bb
 from bayesbandit.errors import InvalidInput, ModelSpecError
+from bayesbandit.validation import check_names
 
 ARMS = np.random.default_rng(0).uniform(-1, 1, (5, 3))
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -218,8 +219,6 @@ def test_bind_rejects_bad_shapes():
     [("draws", "not a non-empty list"), ([], "not a non-empty list"), (["draws", "theta"], "'theta'"), ([1], "1")],
 )
 def test_check_names_refuses_a_string_an_empty_list_and_unknown_names(given, why):
-    from bayesbandit.validation import check_names
-
     with pytest.raises(InvalidInput, match="'sections' parameter of owner") as raised:
         check_names("owner", "sections", given, ("index", "draws"))
     assert why in str(raised.value) and "Fix: pass e.g. sections=['index']" in str(raised.value)
